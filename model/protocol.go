@@ -1,0 +1,133 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A Protocol describes one protocol family: its variants (the correct
+// version and each known bug, as data) and its parameters, and builds a
+// Machine for a variant and a full set of parameters.
+type Protocol struct {
+	Name        string
+	Description string // one line
+	Source      string // the seed or commits the model follows
+	Variants    []Variant
+	Params      []Param
+	// New builds the machine. It is only called with a known variant and
+	// parameters that Resolve accepted.
+	New func(variant string, p Params) (Machine, error)
+}
+
+// A Variant is one version of a protocol: a small switch in its model.
+type Variant struct {
+	Name string `json:"name"`
+	// Expect is "ok" for a variant expected to be correct, or the name of
+	// the property it is expected to violate.
+	Expect      string `json:"expect"`
+	Description string `json:"description"`
+	Source      string `json:"source"`
+}
+
+// ExpectOK is Variant.Expect for a variant expected to be correct.
+const ExpectOK = "ok"
+
+// A Param is an integer parameter of a protocol (a size or a bound).
+type Param struct {
+	Name        string `json:"name"`
+	Default     int    `json:"default"`
+	Min         int    `json:"min"`
+	Max         int    `json:"max"`
+	Description string `json:"description"`
+}
+
+// Params maps parameter names to values. Encoders sort the keys, so map
+// order never reaches output.
+type Params map[string]int
+
+// String renders params as sorted "key=value" pairs.
+func (p Params) String() string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, p[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Variant returns the named variant or an error listing the known ones.
+func (p *Protocol) Variant(name string) (Variant, error) {
+	for _, v := range p.Variants {
+		if v.Name == name {
+			return v, nil
+		}
+	}
+	names := make([]string, len(p.Variants))
+	for i, v := range p.Variants {
+		names[i] = v.Name
+	}
+	return Variant{}, fmt.Errorf("protocol %s has no variant %q (variants: %s)", p.Name, name, strings.Join(names, ", "))
+}
+
+// Param returns the named parameter.
+func (p *Protocol) Param(name string) (Param, bool) {
+	for _, q := range p.Params {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return Param{}, false
+}
+
+// Resolve fills defaults and checks every value: an unknown name or a
+// value out of range is an error that says which and why.
+func (p *Protocol) Resolve(given Params) (Params, error) {
+	keys := make([]string, 0, len(given))
+	for k := range given {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q, ok := p.Param(k)
+		if !ok {
+			names := make([]string, len(p.Params))
+			for i, q := range p.Params {
+				names[i] = q.Name
+			}
+			return nil, fmt.Errorf("protocol %s has no parameter %q (parameters: %s)", p.Name, k, strings.Join(names, ", "))
+		}
+		if v := given[k]; v < q.Min || v > q.Max {
+			return nil, fmt.Errorf("parameter %s=%d is out of range: %s must be between %d and %d", k, v, k, q.Min, q.Max)
+		}
+	}
+	out := Params{}
+	for _, q := range p.Params {
+		out[q.Name] = q.Default
+		if v, ok := given[q.Name]; ok {
+			out[q.Name] = v
+		}
+	}
+	return out, nil
+}
+
+// Instantiate checks the variant and parameters and builds the machine.
+// It returns the resolved parameters, defaults included.
+func (p *Protocol) Instantiate(variant string, given Params) (Machine, Params, error) {
+	if _, err := p.Variant(variant); err != nil {
+		return nil, nil, err
+	}
+	params, err := p.Resolve(given)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := p.New(variant, params)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s/%s: %w", p.Name, variant, err)
+	}
+	return m, params, nil
+}
