@@ -46,6 +46,8 @@ func bfs(m model.Machine, opts Options, p *progress) *Result {
 		if len(r.Schedule) > r.Stats.Depth {
 			r.Stats.Depth = len(r.Schedule)
 		}
+		// Executions stop at the violation: only transition totals.
+		r.Metrics = g.summarise(m.Metrics(), terminal, totals, true)
 		return r
 	}
 
