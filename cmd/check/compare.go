@@ -1,0 +1,83 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/protocols"
+)
+
+func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	var ef exploreFlags
+	ef.register(fs)
+	metric := fs.String("metric", "", "show only this metric")
+	helpFlags(fs, stdout, "compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) < 3 {
+		return 0, usagef("compare needs PROTOCOL VARIANT_A VARIANT_B")
+	}
+	p, err := protocols.Lookup(pos[0])
+	if err != nil {
+		return 0, usageError{err}
+	}
+	given, err := parseParams(pos[3:])
+	if err != nil {
+		return 0, err
+	}
+	var outs [2]*outcome
+	for i, v := range pos[1:3] {
+		if outs[i], err = explore(p, v, given, ef.options(stderr)); err != nil {
+			return 0, err
+		}
+	}
+	names := map[string]bool{}
+	for _, m := range outs[0].result.Metrics {
+		names[m.Name] = true
+	}
+	if *metric != "" && !names[*metric] {
+		var known []string
+		for _, m := range outs[0].result.Metrics {
+			known = append(known, m.Name)
+		}
+		return 0, usagef("protocol %s has no metric %q (metrics: %v)", p.Name, *metric, known)
+	}
+	fmt.Fprintf(stdout, "%s: %s vs %s  %s  strategy %s\n", p.Name, pos[1], pos[2], outs[0].params, outs[0].result.Strategy)
+	for _, o := range outs {
+		r := o.result
+		found := string(r.Verdict)
+		if r.Violation != nil {
+			found = "violation of " + r.Violation.Property
+		}
+		fmt.Fprintf(stdout, "  %s: %s, %d states, %d transitions\n", o.variant, found, r.Stats.States, r.Stats.Transitions)
+	}
+	fmt.Fprintln(stdout)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "metric\tvariant\texecutions\tmin\tmax\tmean\tall transitions\t\n")
+	for k, m := range outs[0].result.Metrics {
+		if *metric != "" && m.Name != *metric {
+			continue
+		}
+		for _, o := range outs {
+			mm := o.result.Metrics[k]
+			if mm.Executions == 0 || mm.Name != m.Name {
+				fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%d\t\n", mm.Name, o.variant, mm.Transitions)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.3f\t%d\t\n", mm.Name, o.variant, formatCount(mm.Executions), mm.Min, mm.Max, mm.Mean, mm.Transitions)
+		}
+	}
+	tw.Flush()
+	for _, o := range outs {
+		if o.result.Verdict == explorer.Violation {
+			fmt.Fprintf(stdout, "\nnote: %s violates %s; its executions stop at the first violation, so its metrics cover only the explored part.\n", o.variant, o.result.Violation.Property)
+		}
+	}
+	return exitOK, nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/protocheck/protocheck/protocols"
+)
+
+type listedProtocol struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Source      string      `json:"source"`
+	Variants    interface{} `json:"variants"`
+	Params      interface{} `json:"params"`
+}
+
+func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	helpFlags(fs, stdout, "list [--json]")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) > 0 {
+		return 0, usagef("list takes no arguments, got %q", pos)
+	}
+	if *asJSON {
+		var out []listedProtocol
+		for _, p := range protocols.All() {
+			out = append(out, listedProtocol{p.Name, p.Description, p.Source, p.Variants, p.Params})
+		}
+		return exitOK, writeJSON(stdout, out)
+	}
+	for i, p := range protocols.All() {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "%s — %s\n", p.Name, p.Description)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  variant\texpect\tdescription")
+		for _, v := range p.Variants {
+			fmt.Fprintf(tw, "  %s/%s\t%s\t%s\n", p.Name, v.Name, v.Expect, v.Description)
+		}
+		tw.Flush()
+		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  parameter\tdefault\trange\tdescription")
+		for _, q := range p.Params {
+			fmt.Fprintf(tw, "  %s\t%d\t%d..%d\t%s\n", q.Name, q.Default, q.Min, q.Max, q.Description)
+		}
+		tw.Flush()
+	}
+	return exitOK, nil
+}
+
+func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	helpFlags(fs, stdout, "explain PROTOCOL/VARIANT")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) != 1 {
+		return 0, usagef("explain takes one PROTOCOL/VARIANT")
+	}
+	p, v, err := protocols.Parse(pos[0])
+	if err != nil {
+		return 0, usageError{err}
+	}
+	fmt.Fprintf(stdout, "%s/%s\n", p.Name, v.Name)
+	fmt.Fprintf(stdout, "  protocol: %s\n", p.Description)
+	fmt.Fprintf(stdout, "  change:   %s\n", v.Description)
+	fmt.Fprintf(stdout, "  source:   %s\n", v.Source)
+	if v.Expect == "ok" {
+		fmt.Fprintf(stdout, "  expected: correct (no property fails)\n")
+	} else {
+		fmt.Fprintf(stdout, "  expected: violates %s\n", v.Expect)
+	}
+	fmt.Fprintf(stdout, "  try:      check explore %s/%s\n", p.Name, v.Name)
+	return exitOK, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

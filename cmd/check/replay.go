@@ -1,0 +1,118 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/protocheck/protocheck/protocols"
+	"github.com/protocheck/protocheck/traces"
+)
+
+// load reads a trace file and replays it strictly; every failure is an
+// input error (exit 2) that says what is wrong and where.
+func load(path string) (*traces.Replayed, error) {
+	t, err := traces.Load(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	p, err := protocols.Lookup(t.Protocol)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	r, err := traces.Replay(p, t)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	return r, nil
+}
+
+type replayDoc struct {
+	Protocol  string        `json:"protocol"`
+	Variant   string        `json:"variant"`
+	Params    any           `json:"params"`
+	Verdict   string        `json:"verdict"`
+	Violation any           `json:"violation"`
+	Trace     *traces.Trace `json:"trace"`
+	Metrics   []metricTotal `json:"metrics"`
+}
+
+type metricTotal struct {
+	Name  string `json:"name"`
+	Total int64  `json:"total"`
+}
+
+func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	helpFlags(fs, stdout, "replay [--json] FILE")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) != 1 {
+		return 0, usagef("replay takes one trace FILE")
+	}
+	r, err := load(pos[0])
+	if err != nil {
+		return 0, err
+	}
+	code := exitOK
+	verdict := "no violation"
+	if r.Execution.Violation != nil {
+		code, verdict = exitViolation, "violation"
+	}
+	if *asJSON {
+		d := replayDoc{Protocol: r.Trace.Protocol, Variant: r.Trace.Variant, Params: r.Trace.Params, Verdict: verdict, Violation: r.Execution.Violation, Trace: r.Trace}
+		for i, name := range r.Machine.Metrics() {
+			d.Metrics = append(d.Metrics, metricTotal{name, r.Execution.Totals[i]})
+		}
+		return code, writeJSON(stdout, d)
+	}
+	if err := traces.Render(stdout, r); err != nil {
+		return 0, err
+	}
+	return code, nil
+}
+
+func cmdMinimize(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("minimize", flag.ContinueOnError)
+	out := fs.String("out", "", "write the minimized trace here (default: print it as JSON on stdout)")
+	helpFlags(fs, stdout, "minimize [--out FILE] FILE")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) != 1 {
+		return 0, usagef("minimize takes one trace FILE")
+	}
+	r, err := load(pos[0])
+	if err != nil {
+		return 0, err
+	}
+	if r.Execution.Violation == nil {
+		return 0, usagef("%s: the trace ends in no violation, so there is nothing to minimize", pos[0])
+	}
+	p, _ := protocols.Lookup(r.Trace.Protocol)
+	m, err := traces.Minimize(p, r.Trace)
+	if err != nil {
+		return 0, err
+	}
+	if *out == "" {
+		b, err := traces.Encode(m)
+		if err != nil {
+			return 0, err
+		}
+		_, err = stdout.Write(b)
+		return exitViolation, err
+	}
+	if err := traces.Save(*out, m); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stdout, "minimized %d steps to %d; written to %s\n\n", len(r.Trace.Schedule), len(m.Schedule), *out)
+	rep, err := traces.Replay(p, m)
+	if err != nil {
+		return 0, err
+	}
+	return exitViolation, traces.Render(stdout, rep)
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols"
+)
+
+// A verification row: one variant explored at its default size.
+type verifyRow struct {
+	Protocol    string  `json:"protocol"`
+	Variant     string  `json:"variant"`
+	Expected    string  `json:"expected"`
+	Found       string  `json:"found"`
+	Match       bool    `json:"match"`
+	States      int64   `json:"states"`
+	Transitions int64   `json:"transitions"`
+	TraceLen    int     `json:"trace_length"`
+	Seconds     float64 `json:"seconds"`
+	// Walks is the number of random walks whose histories were checked for
+	// linearizability (correct variants of protocols with a spec).
+	Walks int64 `json:"linearizability_walks"`
+}
+
+// linWalks random walks check each correct variant's histories for
+// linearizability, which bfs cannot (it merges paths).
+const linWalks = 200
+
+func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	helpFlags(fs, stdout, "verify [--json] [PROTOCOL ...]")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	var ps []*model.Protocol
+	for _, name := range pos {
+		p, err := protocols.Lookup(name)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		ps = protocols.All()
+	}
+	var rows []verifyRow
+	ok := true
+	for _, p := range ps {
+		for _, v := range p.Variants {
+			row, err := verifyVariant(p, v, stderr)
+			if err != nil {
+				return 0, err
+			}
+			ok = ok && row.Match
+			rows = append(rows, row)
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, rows); err != nil {
+			return 0, err
+		}
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "variant\texpected\tfound\tstates\ttransitions\ttrace\tlin walks\ttime\t\t")
+		for _, r := range rows {
+			mark := "match"
+			if !r.Match {
+				mark = "MISMATCH"
+			}
+			trace := "-"
+			if r.TraceLen > 0 {
+				trace = fmt.Sprint(r.TraceLen)
+			}
+			walks := "-"
+			if r.Walks > 0 {
+				walks = fmt.Sprint(r.Walks)
+			}
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%d\t%d\t%s\t%s\t%.2fs\t%s\t\n", r.Protocol, r.Variant, r.Expected, r.Found, r.States, r.Transitions, trace, walks, r.Seconds, mark)
+		}
+		tw.Flush()
+		matched := 0
+		for _, r := range rows {
+			if r.Match {
+				matched++
+			}
+		}
+		fmt.Fprintf(stdout, "%d of %d variants match their expected verdict\n", matched, len(rows))
+	}
+	if !ok {
+		return exitViolation, nil
+	}
+	return exitOK, nil
+}
+
+// verifyVariant explores v exhaustively at default size; for a variant
+// expected correct it also checks linearizability on seeded random walks.
+func verifyVariant(p *model.Protocol, v model.Variant, stderr io.Writer) (verifyRow, error) {
+	start := time.Now()
+	o, err := explore(p, v.Name, nil, explorer.Options{Strategy: explorer.BFS, Clock: time.Now, Progress: stderr})
+	if err != nil {
+		return verifyRow{}, err
+	}
+	r := o.result
+	row := verifyRow{Protocol: p.Name, Variant: v.Name, Expected: v.Expect, States: r.Stats.States, Transitions: r.Stats.Transitions}
+	switch r.Verdict {
+	case explorer.Violation:
+		row.Found = r.Violation.Property
+		row.TraceLen = len(o.trace.Schedule)
+	default:
+		row.Found = string(r.Verdict)
+	}
+	if row.Found == model.ExpectOK {
+		m, _, err := p.Instantiate(v.Name, nil)
+		if err != nil {
+			return verifyRow{}, err
+		}
+		if m.Spec() != nil {
+			lr, err := explorer.Explore(m, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: linWalks})
+			if err != nil {
+				return verifyRow{}, err
+			}
+			row.Walks = lr.Stats.Executions
+			if lr.Violation != nil {
+				row.Found = lr.Violation.Property
+			}
+		}
+	}
+	row.Match = row.Found == v.Expect
+	row.Seconds = time.Since(start).Seconds()
+	return row, nil
+}

@@ -1,0 +1,141 @@
+package traces
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/model"
+)
+
+// Replayed is a trace re-applied to its model: the machine rebuilt from
+// the trace's variant and parameters and the strict execution of its
+// schedule, with every state (for rendering).
+type Replayed struct {
+	Trace     *Trace
+	Machine   model.Machine
+	Execution *explorer.Execution
+}
+
+// A DivergenceError says that a trace no longer fits its model: at Step
+// (1-based; 0 is the initial state) the trace expected one thing and the
+// model did another.
+type DivergenceError struct {
+	Step             int
+	Expected, Actual string
+}
+
+func (e *DivergenceError) Error() string {
+	where := fmt.Sprintf("step %d", e.Step)
+	if e.Step == 0 {
+		where = "the initial state"
+	}
+	return fmt.Sprintf("%s diverges: trace expects %s, model gives %s", where, e.Expected, e.Actual)
+}
+
+// Replay rebuilds the trace's machine and re-applies its schedule
+// strictly. Every step must be enabled and give the recorded thread and
+// label; the recorded violation (or none) must occur exactly at the end of
+// the schedule, with the same property. Otherwise the error is a
+// *DivergenceError naming the first step that differs. An unknown variant
+// or parameter, a value out of range, or a trace of another protocol is a
+// plain error.
+func Replay(p *model.Protocol, t *Trace) (*Replayed, error) {
+	if p == nil {
+		return nil, errors.New("replay: no protocol")
+	}
+	if err := t.validate(); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if t.Protocol != p.Name {
+		return nil, fmt.Errorf("replay: the trace is of protocol %q, not %q", t.Protocol, p.Name)
+	}
+	m, _, err := p.Instantiate(t.Variant, t.Params)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	ex, err := explorer.Execute(m, t.Schedule)
+	// The first divergence is reported: a changed label comes before the
+	// choice that is no longer enabled further on.
+	names := m.Threads()
+	for i, s := range ex.Steps {
+		want := t.Steps[i]
+		got := Step{Thread: threadName(names, s.Choice.Thread), Label: s.Label}
+		if got != want {
+			return nil, &DivergenceError{Step: i + 1, Expected: describeStep(want), Actual: describeStep(got)}
+		}
+	}
+	if err != nil {
+		return nil, divergence(m, err)
+	}
+	n := len(t.Schedule)
+	if v := ex.Violation; v != nil && ex.ViolationStep < n {
+		return nil, &DivergenceError{
+			Step:     ex.ViolationStep,
+			Expected: fmt.Sprintf("no violation before the end of its %d steps", n),
+			Actual:   "violation " + v.Error(),
+		}
+	}
+	if d := compareViolations(t.Violation, ex.Violation); d != "" {
+		return nil, &DivergenceError{Step: n, Expected: describeViolation(t.Violation), Actual: d}
+	}
+	return &Replayed{Trace: t, Machine: m, Execution: ex}, nil
+}
+
+// compareViolations returns "" when the execution's violation matches the
+// trace's (the same property, or none for both), and otherwise what the
+// model gave. Messages are for people and may be reworded without making a
+// trace stale; the property is what a counterexample demonstrates.
+func compareViolations(want, got *model.Violation) string {
+	switch {
+	case want == nil && got == nil:
+		return ""
+	case want != nil && got != nil && want.Property == got.Property:
+		return ""
+	}
+	return describeViolation(got)
+}
+
+func describeViolation(v *model.Violation) string {
+	if v == nil {
+		return "no violation"
+	}
+	return "violation " + v.Error()
+}
+
+func describeStep(s Step) string { return fmt.Sprintf("thread %s %q", s.Thread, s.Label) }
+
+// divergence turns explorer.Execute's error into a *DivergenceError with a
+// 1-based step, naming threads so the message reads without the model.
+func divergence(m model.Machine, err error) error {
+	var de *explorer.DivergenceError
+	if !errors.As(err, &de) {
+		return err
+	}
+	names := m.Threads()
+	name := func(c model.Choice) string {
+		if c.Thread >= 0 && c.Thread < len(names) {
+			return fmt.Sprintf("%s (thread %s)", c, names[c.Thread])
+		}
+		return fmt.Sprintf("%s (no such thread: the machine has %d)", c, len(names))
+	}
+	actual := "no enabled choice"
+	if len(de.Enabled) > 0 {
+		parts := make([]string, len(de.Enabled))
+		for i, c := range de.Enabled {
+			parts[i] = name(c)
+		}
+		actual = "only " + strings.Join(parts, ", ") + " enabled"
+	}
+	return &DivergenceError{Step: de.Step + 1, Expected: "choice " + name(de.Choice) + " enabled", Actual: actual}
+}
+
+// threadName is names[t], or a description of t when the machine has no
+// such thread, so that a model with a bad Enabled cannot make us panic.
+func threadName(names []string, t int) string {
+	if t >= 0 && t < len(names) {
+		return names[t]
+	}
+	return fmt.Sprintf("#%d", t)
+}

@@ -1,0 +1,255 @@
+// Package traces turns a counterexample into data and back: a Trace is a
+// protocol, a variant, its parameters and a schedule (the list of choices),
+// which is all that is needed to rebuild the execution. The labels stored
+// beside the choices are for people and for detecting a trace that no
+// longer fits its model; they never drive replay.
+//
+// The package records a trace from a schedule (Record), writes and reads
+// it as versioned, canonical JSON (Encode, Decode, Save, Load), re-applies
+// it strictly and says at which step it diverges (Replay), shortens it while
+// keeping the violated property (Minimize), and renders it as text for the
+// engineer reading the counterexample (Render).
+package traces
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/model"
+)
+
+// Format is the value of every trace file's "format" field, so that a
+// trace is recognised as one and other JSON is rejected with a clear error.
+const Format = "protocheck-trace"
+
+// Version is the trace format version this package reads and writes.
+const Version = 1
+
+// A Trace is a counterexample (or any execution) as data.
+type Trace struct {
+	Format    string           `json:"format"`
+	Version   int              `json:"version"`
+	Protocol  string           `json:"protocol"`
+	Variant   string           `json:"variant"`
+	Params    model.Params     `json:"params"`   // all of them, defaults included
+	Schedule  []model.Choice   `json:"schedule"` // the choices: all replay needs
+	Steps     []Step           `json:"steps"`    // one per choice, checked on replay
+	Violation *model.Violation `json:"violation,omitempty"`
+}
+
+// A Step is what a person reads about one choice; replay checks that the
+// model still gives the same thread and label.
+type Step struct {
+	Thread string `json:"thread"` // thread name (Machine.Threads()[choice.Thread])
+	Label  string `json:"label"`
+}
+
+// Record instantiates p's machine for variant and params (p.Instantiate),
+// executes schedule strictly (explorer.Execute) and returns the trace with
+// Steps and Violation filled in. The schedule is truncated at the
+// violation, so a recorded violation always happens at the trace's end.
+// A choice that is not enabled is a *DivergenceError.
+func Record(p *model.Protocol, variant string, params model.Params, schedule []model.Choice) (*Trace, error) {
+	if p == nil {
+		return nil, errors.New("record: no protocol")
+	}
+	m, resolved, err := p.Instantiate(variant, params)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := explorer.Execute(m, schedule)
+	if err != nil {
+		return nil, divergence(m, err)
+	}
+	t := &Trace{
+		Format:   Format,
+		Version:  Version,
+		Protocol: p.Name,
+		Variant:  variant,
+		Params:   resolved,
+		Schedule: make([]model.Choice, len(ex.Steps)),
+		Steps:    make([]Step, len(ex.Steps)),
+	}
+	names := m.Threads()
+	for i, s := range ex.Steps {
+		t.Schedule[i] = s.Choice
+		t.Steps[i] = Step{Thread: threadName(names, s.Choice.Thread), Label: s.Label}
+	}
+	if ex.Violation != nil {
+		v := *ex.Violation
+		t.Violation = &v
+	}
+	return t, nil
+}
+
+// validate checks what Decode guarantees of every trace it returns, so that
+// Encode never writes a file Decode would refuse and Replay can trust the
+// shape of a trace built in memory.
+func (t *Trace) validate() error {
+	switch {
+	case t == nil:
+		return errors.New("no trace")
+	case t.Format != Format:
+		return fmt.Errorf("format is %q, not %q: not a protocheck trace", t.Format, Format)
+	case t.Version != Version:
+		return fmt.Errorf("unsupported trace version %d (this protocheck reads version %d)", t.Version, Version)
+	case t.Protocol == "":
+		return errors.New("protocol is empty")
+	case t.Variant == "":
+		return errors.New("variant is empty")
+	case len(t.Steps) != len(t.Schedule):
+		return fmt.Errorf("the trace has %d steps for %d choices in its schedule; there must be one step per choice", len(t.Steps), len(t.Schedule))
+	}
+	for i, c := range t.Schedule {
+		if c.Thread < 0 {
+			return fmt.Errorf("schedule[%d] (step %d): negative thread %d", i, i+1, c.Thread)
+		}
+		if c.Alt < 0 {
+			return fmt.Errorf("schedule[%d] (step %d): negative alternative %d", i, i+1, c.Alt)
+		}
+	}
+	if t.Violation != nil && t.Violation.Property == "" {
+		return errors.New("violation has an empty property")
+	}
+	return nil
+}
+
+// Encode returns the canonical JSON form of t: indented, one schedule entry
+// and one step per line, keys in a fixed order (params sorted by name),
+// ending in a newline. The same trace always gives the same bytes, so
+// trace files diff well and golden tests compare them byte for byte.
+func Encode(t *Trace) ([]byte, error) {
+	if err := t.validate(); err != nil {
+		return nil, fmt.Errorf("encode trace: %w", err)
+	}
+	var b bytes.Buffer
+	field := func(name string, v any, last bool) error {
+		b.WriteString("  ")
+		if err := writeJSON(&b, name); err != nil {
+			return err
+		}
+		b.WriteString(": ")
+		if err := writeJSON(&b, v); err != nil {
+			return err
+		}
+		if !last {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+		return nil
+	}
+	b.WriteString("{\n")
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"format", t.Format}, {"version", t.Version}, {"protocol", t.Protocol}, {"variant", t.Variant}} {
+		if err := field(f.name, f.v, false); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteString("  \"params\": ")
+	if err := writeParams(&b, t.Params); err != nil {
+		return nil, err
+	}
+	b.WriteString(",\n  \"schedule\": ")
+	if err := writeList(&b, len(t.Schedule), func(i int) any { return t.Schedule[i] }); err != nil {
+		return nil, err
+	}
+	b.WriteString(",\n  \"steps\": ")
+	if err := writeList(&b, len(t.Steps), func(i int) any { return t.Steps[i] }); err != nil {
+		return nil, err
+	}
+	if t.Violation != nil {
+		b.WriteString(",\n")
+		if err := field("violation", t.Violation, true); err != nil {
+			return nil, err
+		}
+	} else {
+		b.WriteByte('\n')
+	}
+	b.WriteString("}\n")
+	return b.Bytes(), nil
+}
+
+// writeParams writes params as one compact JSON object with the keys
+// sorted, so that map order never reaches the file.
+func writeParams(b *bytes.Buffer, p model.Params) error {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := writeJSON(b, k); err != nil {
+			return err
+		}
+		fmt.Fprintf(b, ":%d", p[k])
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// writeList writes a JSON array with one compact element per line.
+func writeList(b *bytes.Buffer, n int, elem func(int) any) error {
+	if n == 0 {
+		b.WriteString("[]")
+		return nil
+	}
+	b.WriteString("[\n")
+	for i := 0; i < n; i++ {
+		b.WriteString("    ")
+		if err := writeJSON(b, elem(i)); err != nil {
+			return err
+		}
+		if i < n-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("  ]")
+	return nil
+}
+
+// writeJSON writes v compactly without HTML escaping: labels are full of
+// "->" and "&", which are valid JSON as they are and unreadable as \u003e.
+func writeJSON(b *bytes.Buffer, v any) error {
+	var tmp bytes.Buffer
+	enc := json.NewEncoder(&tmp)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
+	return nil
+}
+
+// Load reads and decodes the trace file at path.
+func Load(path string) (*Trace, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err // names the file already
+	}
+	t, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Save writes t's canonical encoding to path.
+func Save(path string, t *Trace) error {
+	data, err := Encode(t)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, data, 0o644)
+}
