@@ -37,8 +37,14 @@ func (p *progress) report(states, transitions int64, depth int, frontier int) {
 	}
 	p.last = now
 	el := now.Sub(p.start)
+	rate := float64(states) / el.Seconds()
+	if p.opts.ProgressJSON {
+		fmt.Fprintf(p.opts.Progress, `{"states":%d,"transitions":%d,"frontier":%d,"depth":%d,"states_per_second":%.0f,"elapsed_seconds":%.3f}`+"\n",
+			states, transitions, frontier, depth, rate, el.Seconds())
+		return
+	}
 	fmt.Fprintf(p.opts.Progress, "progress: %d states, %d transitions, frontier %d, depth %d, %.0f states/s, %s elapsed\n",
-		states, transitions, frontier, depth, float64(states)/el.Seconds(), el.Round(time.Second))
+		states, transitions, frontier, depth, rate, el.Round(time.Second))
 }
 
 func (p *progress) finish(s *Stats) {

@@ -45,6 +45,9 @@ type Options struct {
 	// Progress receives one line a second for runs longer than a second
 	// (needs Clock). Never stdout in the CLI.
 	Progress io.Writer
+	// ProgressJSON prints each progress line as one JSON object instead of
+	// text, for tools.
+	ProgressJSON bool
 }
 
 func (o *Options) fill() error {

@@ -31,9 +31,13 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	opts, err := ef.options(stderr)
+	if err != nil {
+		return 0, err
+	}
 	var outs [2]*outcome
 	for i, v := range pos[1:3] {
-		if outs[i], err = explore(p, v, given, ef.options(stderr)); err != nil {
+		if outs[i], err = explore(p, v, given, opts); err != nil {
 			return 0, err
 		}
 	}

@@ -20,6 +20,7 @@ type exploreFlags struct {
 	runs      int
 	maxSteps  int
 	maxStates int
+	progress  string
 }
 
 func (f *exploreFlags) register(fs *flag.FlagSet) {
@@ -28,18 +29,28 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.runs, "runs", 0, "random: number of walks (default 1000); paths: bound on executions (default 1000000)")
 	fs.IntVar(&f.maxSteps, "max-steps", 0, "bound on steps per execution, and on bfs depth (default 10000)")
 	fs.IntVar(&f.maxStates, "max-states", 0, "bfs: bound on distinct states (default 5000000)")
+	fs.StringVar(&f.progress, "progress", "text", "progress on stderr for runs longer than a second: text, json (one object per line) or none")
 }
 
-func (f *exploreFlags) options(stderr io.Writer) explorer.Options {
-	return explorer.Options{
-		Strategy:  f.strategy,
-		Seed:      f.seed,
-		Runs:      f.runs,
-		MaxSteps:  f.maxSteps,
-		MaxStates: f.maxStates,
-		Clock:     time.Now,
-		Progress:  stderr,
+func (f *exploreFlags) options(stderr io.Writer) (explorer.Options, error) {
+	var progress io.Writer = stderr
+	switch f.progress {
+	case "text", "json":
+	case "none":
+		progress = nil
+	default:
+		return explorer.Options{}, usagef("--progress must be text, json or none, got %q", f.progress)
 	}
+	return explorer.Options{
+		Strategy:     f.strategy,
+		Seed:         f.seed,
+		Runs:         f.runs,
+		MaxSteps:     f.maxSteps,
+		MaxStates:    f.maxStates,
+		Clock:        time.Now,
+		Progress:     progress,
+		ProgressJSON: f.progress == "json",
+	}, nil
 }
 
 // outcome is one exploration with its counterexample as a trace.
@@ -104,7 +115,11 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	o, err := explore(p, v.Name, given, ef.options(stderr))
+	opts, err := ef.options(stderr)
+	if err != nil {
+		return 0, err
+	}
+	o, err := explore(p, v.Name, given, opts)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,143 @@
+package rt
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// A Mutex is a lock with the semantics of model.Mutex: each Lock and each
+// Unlock is one step. Create it with Env.Mutex.
+type Mutex struct {
+	e    *Env
+	c    *ctl
+	name string
+
+	// real mode. locked turns the fatal "unlock of unlocked mutex" of
+	// sync.Mutex into a reported violation.
+	mu     sync.Mutex
+	locked atomic.Bool
+
+	// controlled mode: holding thread + 1, 0 when free.
+	holder int
+}
+
+// Mutex returns a new unlocked mutex. name appears in deadlock reports.
+func (e *Env) Mutex(name string) *Mutex { return &Mutex{e: e, c: e.c, name: name} }
+
+// Name is the name given to Env.Mutex.
+func (m *Mutex) Name() string { return m.name }
+
+// Lock acquires m. Controlled: a scheduling point enabled while m is free;
+// locking a mutex the goroutine already holds is a PropMutex violation
+// (the real code would hang).
+func (m *Mutex) Lock(label string) {
+	if m.c != nil {
+		m.c.lock(m, label)
+		return
+	}
+	m.mu.Lock()
+	m.locked.Store(true)
+}
+
+// Unlock releases m. Unlocking a mutex that is not held is a PropMutex
+// violation, not a crash. (Real mode can only tell "not locked at all";
+// controlled mode also catches a goroutine unlocking another's mutex.)
+func (m *Mutex) Unlock(label string) {
+	if m.c != nil {
+		m.c.unlock(m, label)
+		return
+	}
+	if !m.locked.CompareAndSwap(true, false) {
+		m.e.realViolation(mutexViolation("unlock of %s, which is not locked (at %q)", m.name, label))
+		return
+	}
+	m.mu.Unlock()
+}
+
+// A Cond is a condition variable with the POSIX semantics of model.Cond,
+// bound to one Mutex. Create it with Env.Cond.
+type Cond struct {
+	e    *Env
+	c    *ctl
+	name string
+	m    *Mutex
+
+	real sync.Cond
+
+	// controlled mode: the wait set, in increasing thread order, as
+	// model.Cond.Waiters, so that Signal's alternatives mean the same.
+	waiters []int
+}
+
+// Cond returns a condition variable that waits with m. A nil m or a mutex
+// of another Env is an error of the run; the Cond then gets a private
+// mutex so that the code does not crash on it.
+func (e *Env) Cond(name string, m *Mutex) *Cond {
+	if m == nil || m.e != e {
+		err := fmt.Errorf("rt: Cond(%q) needs a mutex created by the same Env", name)
+		if e.c != nil {
+			e.c.misuse(err)
+		} else {
+			e.realError(err)
+		}
+		m = e.Mutex(name + ".mutex")
+	}
+	cv := &Cond{e: e, c: e.c, name: name, m: m}
+	cv.real.L = &m.mu
+	return cv
+}
+
+// Name is the name given to Env.Cond.
+func (cv *Cond) Name() string { return cv.name }
+
+// RelockLabel is the label of the second step of Cond.Wait, the one in
+// which the woken goroutine re-acquires the mutex. A model that gives its
+// re-acquire step this label matches the real code step for step.
+func RelockLabel(waitLabel string) string { return waitLabel + " (relock)" }
+
+// Wait releases the mutex (which the caller must hold), waits to be woken
+// by Signal or Broadcast, and re-acquires the mutex before returning.
+// Controlled: two steps, as in model.Cond: the first (labelled label)
+// releases the mutex and joins the wait set; the second (labelled
+// RelockLabel(label)) is enabled once the goroutine has been woken and the
+// mutex is free, and re-acquires it. There are no spurious wake-ups, so a
+// missing re-check of the predicate shows up only through another waiter
+// or a stale predicate, as in the model. Waiting without holding the mutex
+// is a PropMutex violation.
+func (cv *Cond) Wait(label string) {
+	if cv.c != nil {
+		cv.c.wait(cv, label)
+		return
+	}
+	m := cv.m
+	if !m.locked.Load() {
+		m.e.realViolation(mutexViolation("wait on %s without holding %s (at %q)", cv.name, m.name, label))
+		return
+	}
+	m.locked.Store(false)
+	cv.real.Wait()
+	m.locked.Store(true)
+}
+
+// Signal wakes one waiter, if any. Controlled: a scheduling point whose
+// alternatives are the waiters (Alt i wakes the i-th in increasing thread
+// order, as model.Exec.Signal), or a single alternative waking nobody; the
+// strategy chooses which waiter wakes.
+func (cv *Cond) Signal(label string) {
+	if cv.c != nil {
+		cv.c.signal(cv, label, false)
+		return
+	}
+	cv.real.Signal()
+}
+
+// Broadcast wakes every waiter. Controlled: a scheduling point with one
+// alternative.
+func (cv *Cond) Broadcast(label string) {
+	if cv.c != nil {
+		cv.c.signal(cv, label, true)
+		return
+	}
+	cv.real.Broadcast()
+}
