@@ -9,10 +9,13 @@ import (
 	"strings"
 
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols/e500mc"
 )
 
 // all lists the protocols in the order the CLI shows them.
-var all = []*model.Protocol{}
+var all = []*model.Protocol{
+	e500mc.Protocol,
+}
 
 // All returns every protocol.
 func All() []*model.Protocol { return all }

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols"
+	"github.com/protocheck/protocheck/traces"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and testdata traces")
+
+// check runs the CLI in process.
+func check(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	truncated := filepath.Join(dir, "truncated.json")
+	os.WriteFile(truncated, []byte(`{"format": "protocheck-trace", "version": 1, "protocol": "pvf`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"explore"}, "explore needs PROTOCOL/VARIANT"},
+		{[]string{"explore", "nosuch/x"}, `unknown protocol "nosuch"`},
+		{[]string{"explore", "pvflush/nosuch"}, `no variant "nosuch"`},
+		{[]string{"explore", "pvflush"}, "expected PROTOCOL/VARIANT"},
+		{[]string{"explore", "pvflush/fixed", "nosuch=1"}, `no parameter "nosuch"`},
+		{[]string{"explore", "pvflush/fixed", "vcpus=0"}, "vcpus=0 is out of range"},
+		{[]string{"explore", "pvflush/fixed", "vcpus=two"}, `"two" is not an integer`},
+		{[]string{"explore", "pvflush/fixed", "vcpus"}, `expected key=value`},
+		{[]string{"explore", "--strategy", "dfs9", "pvflush/fixed"}, `unknown strategy "dfs9"`},
+		{[]string{"explore", "--bogus", "pvflush/fixed"}, "flag provided but not defined: -bogus"},
+		{[]string{"explore", "--progress", "loud", "pvflush/fixed"}, "--progress must be"},
+		{[]string{"replay", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"replay", truncated}, "truncated.json"},
+		{[]string{"replay"}, "replay takes one trace FILE"},
+		{[]string{"verify", "nosuch"}, `unknown protocol "nosuch"`},
+		{[]string{"compare", "pvflush", "fixed"}, "compare needs PROTOCOL VARIANT_A VARIANT_B"},
+		{[]string{"compare", "pvflush", "fixed", "native", "--metric", "nosuch"}, `no metric "nosuch"`},
+		{[]string{"explain", "pvflush/nosuch"}, `no variant "nosuch"`},
+	} {
+		code, _, stderr := check(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("check %q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	code, out, _ := check(t, "list", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var ps []struct {
+		Name     string
+		Variants []model.Variant
+	}
+	if err := json.Unmarshal([]byte(out), &ps); err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != len(protocols.All()) || len(ps) == 0 {
+		t.Fatalf("list --json shows %d protocols, registry has %d", len(ps), len(protocols.All()))
+	}
+	code, out, _ = check(t, "list")
+	if code != 0 || !strings.Contains(out, "pvflush/posted") {
+		t.Errorf("list: exit %d, output lacks pvflush/posted:\n%s", code, out)
+	}
+}
+
+// The main job of the README: seed 003's bug, found, shown, saved and
+// replayed.
+func TestExplorePostedFindsStaleTLB(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "posted.json")
+	code, stdout, _ := check(t, "explore", "pvflush/posted", "--out", out)
+	if code != exitViolation || !strings.Contains(stdout, "stale-tlb") {
+		t.Fatalf("explore pvflush/posted: exit %d\n%s", code, stdout)
+	}
+	tr, err := traces.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tr.Schedule); n > 25 {
+		t.Errorf("trace has %d steps, want at most 25", n)
+	}
+	code, replayed, _ := check(t, "replay", out)
+	if code != exitViolation || !strings.Contains(replayed, "stale-tlb") {
+		t.Errorf("replay: exit %d\n%s", code, replayed)
+	}
+	// --json carries the documented fields.
+	code, js, _ := check(t, "explore", "--json", "pvflush/posted")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || code != exitViolation {
+		t.Fatalf("explore --json: exit %d, %v", code, err)
+	}
+	for _, k := range []string{"protocol", "variant", "params", "strategy", "verdict", "states", "transitions", "violation", "trace", "metrics"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("--json lacks %q", k)
+		}
+	}
+	if doc["verdict"] != "violation" {
+		t.Errorf("verdict %v", doc["verdict"])
+	}
+}
+
+func TestRandomFindsPostedDeterministically(t *testing.T) {
+	dir := t.TempDir()
+	var traces2 [2][]byte
+	for i := range traces2 {
+		out := filepath.Join(dir, "r.json")
+		code, stdout, _ := check(t, "explore", "pvflush/posted", "--strategy", "random", "--seed", "1", "--out", out)
+		if code != exitViolation || !strings.Contains(stdout, "minimized") {
+			t.Fatalf("random: exit %d\n%s", code, stdout)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces2[i] = b
+	}
+	if !bytes.Equal(traces2[0], traces2[1]) {
+		t.Errorf("the same random exploration wrote different traces")
+	}
+	tr, _ := traces.Decode(traces2[0])
+	code, js, _ := check(t, "explore", "--json", "pvflush/posted")
+	var doc struct{ Trace traces.Trace }
+	json.Unmarshal([]byte(js), &doc)
+	if code != exitViolation || len(tr.Schedule) > 2*len(doc.Trace.Schedule) {
+		t.Errorf("random trace %d steps, bfs %d: want at most twice", len(tr.Schedule), len(doc.Trace.Schedule))
+	}
+}
+
+func TestCorruptedTraceIsAnInputError(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := traces.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Steps[2].Label += " (edited)"
+	bad := filepath.Join(t.TempDir(), "edited.json")
+	if err := traces.Save(bad, tr); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := check(t, "replay", bad)
+	if code != exitUsage || !strings.Contains(stderr, "step 3") {
+		t.Errorf("replay of an edited label: exit %d, %q; want exit 2 naming step 3", code, stderr)
+	}
+}
+
+// Every trace in testdata/ replays and reproduces the property it records,
+// and every buggy variant of every protocol has one.
+func TestTestdataTracesReplay(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata")
+	for _, p := range protocols.All() {
+		for _, v := range p.Variants {
+			path := filepath.Join(root, p.Name, v.Name+".trace.json")
+			if v.Expect == model.ExpectOK {
+				continue
+			}
+			if *update {
+				code, _, stderr := check(t, "explore", p.Name+"/"+v.Name, "--out", path, "--progress", "none")
+				if code != exitViolation {
+					t.Errorf("%s/%s: exit %d %s", p.Name, v.Name, code, stderr)
+				}
+			}
+			t.Run(p.Name+"/"+v.Name, func(t *testing.T) {
+				tr, err := traces.Load(path)
+				if err != nil {
+					t.Fatalf("buggy variant without a trace in testdata: %v", err)
+				}
+				r, err := traces.Replay(p, tr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Execution.Violation == nil || r.Execution.Violation.Property != v.Expect {
+					t.Fatalf("replay gives %v, want %s", r.Execution.Violation, v.Expect)
+				}
+			})
+		}
+	}
+}
+
+// The CLI's text rendering of one trace, kept as a golden file.
+func TestReplayGolden(t *testing.T) {
+	trace := filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json")
+	golden := filepath.Join("..", "..", "testdata", "golden", "replay-pvflush-posted.txt")
+	code, out, stderr := check(t, "replay", trace)
+	if code != exitViolation {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if *update {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		os.WriteFile(golden, []byte(out), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("replay output differs from %s (go test -update regenerates):\n%s", golden, out)
+	}
+}

@@ -1,0 +1,157 @@
+package e500mc
+
+import (
+	"fmt"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// Property names, in the words of e500mc.md (S1, S2).
+const (
+	// NoPollution (S1): every TLB hit by vCPU v is on an entry v itself
+	// installed from its own guest TLB and has not since invalidated.
+	NoPollution = "no-pollution"
+	// VMIsolation (S2): no vCPU ever hits an entry installed by a vCPU of
+	// another VM (across LPID reuse).
+	VMIsolation = "vm-isolation"
+)
+
+// Metric names.
+const (
+	// Flushes counts vCPU loads that execute tlbilxlpid: the seed's cost.
+	Flushes = "flushes"
+	// Refills counts DTLB misses the host refills from a guest TLB
+	// (kvmppc_mmu_map): the exits a needless flush causes.
+	Refills = "refills"
+)
+
+const (
+	metricFlushes = iota
+	metricRefills
+)
+
+// cond is the flush condition kvmppc_core_vcpu_load_e500mc evaluates.
+type cond int
+
+const (
+	condPerLPID    cond = iota // oldpir != PIR || last_vcpu_of_lpid[L] != v
+	condPerCPU                 // oldpir != PIR || last_vcpu_on_cpu != v
+	condOldpirOnly             // oldpir != PIR
+	condLastOnly               // last_vcpu_of_lpid[L] != v
+	condNever                  // no flush at load
+)
+
+// variant is a Variant's switches.
+type variant struct {
+	cond cond
+	// oldpirInit is vcpu->arch.oldpir at vCPU creation: 0xffffffff
+	// ("this LPID doesn't have valid state on any cpu") or a valid PIR.
+	oldpirInit uint64
+	// preemptible: the load can be preempted between evaluating the
+	// condition and acting on it, and resume on another CPU.
+	preemptible bool
+}
+
+// invalidPIR is the value kvmppc_core_vcpu_create_e500mc gives oldpir.
+const invalidPIR = 0xffffffff
+
+var variants = map[string]variant{
+	"per-lpid":       {cond: condPerLPID, oldpirInit: invalidPIR},
+	"per-cpu":        {cond: condPerCPU, oldpirInit: invalidPIR},
+	"oldpir-only":    {cond: condOldpirOnly, oldpirInit: invalidPIR},
+	"no-oldpir":      {cond: condLastOnly, oldpirInit: invalidPIR},
+	"oldpir-zero":    {cond: condPerLPID, oldpirInit: 0},
+	"never-flush":    {cond: condNever, oldpirInit: invalidPIR},
+	"preempt-window": {cond: condPerLPID, oldpirInit: invalidPIR, preemptible: true},
+}
+
+const src = "seed 002 ([PATCH v3] KVM: PPC: e500mc: Enhance tlb invalidation condition on vcpu schedule, 2014); arch/powerpc/kvm/e500mc.c"
+
+// Protocol is the e500mc vCPU-load TLB invalidation protocol.
+var Protocol = &model.Protocol{
+	Name:        "e500mc",
+	Description: "KVM PPC e500mc: flush a core's LPID-tagged TLB at vCPU load unless this vCPU was the last of its LPID there and last ran there",
+	Source:      src,
+	Variants: []model.Variant{
+		{Name: "per-lpid", Expect: model.ExpectOK,
+			Description: "flush if oldpir != PIR || last_vcpu_of_lpid[LPID] != vcpu (the seed, as merged)",
+			Source:      "seed 002; torvalds/linux 32f35b8 arch/powerpc/kvm/e500mc.c kvmppc_core_vcpu_load_e500mc"},
+		{Name: "per-cpu", Expect: model.ExpectOK,
+			Description: "flush if oldpir != PIR || last_vcpu_on_cpu != vcpu (2013 fix, before the seed): correct, flushes more",
+			Source:      "context lines of the seed diff; opennetworklinux/linux-3.8.13 53bb9ce arch/powerpc/kvm/e500mc.c"},
+		{Name: "oldpir-only", Expect: NoPollution,
+			Description: "flush only if oldpir != PIR (original 2012 code): another vCPU of the same VM pollutes the TLB",
+			Source:      "torvalds/linux 0980bd9 arch/powerpc/kvm/e500mc.c kvmppc_core_vcpu_load"},
+		{Name: "no-oldpir", Expect: NoPollution,
+			Description: "flush only if last_vcpu_of_lpid[LPID] != vcpu: entries left on a CPU go stale while the vCPU runs elsewhere",
+			Source:      "hypothetical (e500mc.md C-bug-a): shows why the oldpir term exists"},
+		{Name: "oldpir-zero", Expect: VMIsolation,
+			Description: "merged condition, but oldpir starts at PIR 0: a new vCPU at a freed vCPU's address in a VM that reuses the LPID trusts the old VM's entries",
+			Source:      "hypothetical (e500mc.md C-bug-b/oldpir reuse); mainline sets oldpir = 0xffffffff in kvmppc_core_vcpu_create_e500mc"},
+		{Name: "never-flush", Expect: NoPollution,
+			Description: "never flush at vCPU load (strawman)",
+			Source:      "e500mc.md C-v0"},
+		{Name: "preempt-window", Expect: NoPollution,
+			Description: "merged condition, but checked with preemption enabled: decided on one CPU, acted on (flush and record) on another",
+			Source:      "hypothetical (e500mc.md C-bug-d); mainline runs the load with preemption disabled"},
+	},
+	Params: []model.Param{
+		{Name: "scenario", Default: 0, Min: 0, Max: 1,
+			Description: "0: general exploration; 1: the seed's workload, one CPU alternating vCPU A of VM1 (memory stress) and vCPU B of VM2 (CPU bound) for `rounds` rounds"},
+		{Name: "rounds", Default: 3, Min: 1, Max: 100,
+			Description: "scenario 1: rounds of A then B"},
+		{Name: "cpus", Default: 2, Min: 1, Max: maxCPUs,
+			Description: "physical CPUs (each with its own TLB and per-CPU last_vcpu_of_lpid)"},
+		{Name: "vm1-vcpus", Default: 2, Min: 1, Max: 3,
+			Description: "vCPUs of the first VM"},
+		{Name: "vm2-vcpus", Default: 1, Min: 1, Max: 3,
+			Description: "vCPUs of the second VM"},
+		{Name: "lpids", Default: 2, Min: 2, Max: maxLPIDs,
+			Description: "guest LPIDs the allocator hands out (lowest free first; LPID 0 is the host's)"},
+		{Name: "loads", Default: 3, Min: 0, Max: 60,
+			Description: "vCPU loads (time slices) all host schedulers together may do"},
+		{Name: "ops", Default: 3, Min: 0, Max: 60,
+			Description: "guest operations (access, tlbwe, tlbilx) all vCPUs together may do"},
+		{Name: "cycles", Default: 1, Min: 0, Max: 3,
+			Description: "VM destroy/create cycles the VMM does (each reuses the freed LPID and vCPU slots)"},
+	},
+	New: newMachine,
+}
+
+// config is a machine's resolved parameters.
+type config struct {
+	variant
+	name     string
+	scenario int
+	rounds   int
+	cpus     int
+	vmVCPUs  [maxVMs]int
+	lpids    int
+	loads    int
+	ops      int
+	cycles   int
+}
+
+func newMachine(name string, p model.Params) (model.Machine, error) {
+	v, ok := variants[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown variant %q", name)
+	}
+	c := config{
+		variant: v, name: name,
+		scenario: p["scenario"], rounds: p["rounds"],
+		cpus: p["cpus"], vmVCPUs: [maxVMs]int{p["vm1-vcpus"], p["vm2-vcpus"]},
+		lpids: p["lpids"], loads: p["loads"], ops: p["ops"], cycles: p["cycles"],
+	}
+	if c.scenario == scenarioAlternating {
+		// The seed's workload fixes the shape; only rounds matters. A's
+		// program is one tlbwe, then one access per slice; B does nothing
+		// with the TLB.
+		c.cpus, c.vmVCPUs, c.cycles = 1, [maxVMs]int{1, 1}, 0
+		c.loads, c.ops = 2*c.rounds, c.rounds+1
+	}
+	if c.loads > 255 || c.ops > 255 {
+		return nil, fmt.Errorf("loads and ops must fit a byte")
+	}
+	return build(c), nil
+}
