@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
 )
 
 // all lists the protocols in the order the CLI shows them.
 var all = []*model.Protocol{
+	cputlb.Protocol,
 	e500mc.Protocol,
 }
 

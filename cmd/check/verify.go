@@ -35,7 +35,8 @@ const linWalks = 200
 func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	helpFlags(fs, stdout, "verify [--json] [PROTOCOL ...]")
+	progress := fs.Bool("progress", true, "progress lines on stderr for runs longer than a second")
+	helpFlags(fs, stdout, "verify [--json] [--progress=false] [PROTOCOL ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -55,7 +56,11 @@ func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
 	ok := true
 	for _, p := range ps {
 		for _, v := range p.Variants {
-			row, err := verifyVariant(p, v, stderr)
+			var w io.Writer
+			if *progress {
+				w = stderr
+			}
+			row, err := verifyVariant(p, v, w)
 			if err != nil {
 				return 0, err
 			}
@@ -102,9 +107,9 @@ func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
 
 // verifyVariant explores v exhaustively at default size; for a variant
 // expected correct it also checks linearizability on seeded random walks.
-func verifyVariant(p *model.Protocol, v model.Variant, stderr io.Writer) (verifyRow, error) {
+func verifyVariant(p *model.Protocol, v model.Variant, progress io.Writer) (verifyRow, error) {
 	start := time.Now()
-	o, err := explore(p, v.Name, nil, explorer.Options{Strategy: explorer.BFS, Clock: time.Now, Progress: stderr})
+	o, err := explore(p, v.Name, nil, explorer.Options{Strategy: explorer.BFS, Clock: time.Now, Progress: progress})
 	if err != nil {
 		return verifyRow{}, err
 	}

@@ -1,0 +1,129 @@
+package cputlb
+
+import "github.com/protocheck/protocheck/model"
+
+// stepExclusive runs a safe work item: start_exclusive, the flush,
+// end_exclusive (upstream lock-free protocol). In the per-CPU-lock branch
+// the vCPU loop holds no BQL, so there is no bql_unlock around it.
+// protocols/exclusive models this protocol fully (several initiators,
+// nesting, its known bugs); here there is one initiator, the source.
+func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
+	v := &s.cpu[t]
+	name := cpuName(t)
+	switch v.pc {
+	case pcExclLock:
+		x.Lock(&s.listLock, listLock)
+		x.Labelf("start_exclusive(%s): qemu_mutex_lock(qemu_cpu_list_lock)", name)
+		v.pc = pcExclIdle
+	case pcExclIdle, pcExclIdleRelock:
+		// exclusive_idle's test and the store of pending_cpus = 1 are one
+		// step: every write of pending_cpus holds the lock, and lock-free
+		// readers see only the store.
+		prefix := "start_exclusive(" + name + "): "
+		if v.pc == pcExclIdleRelock {
+			x.Lock(&s.listLock, listLock)
+			prefix += "woken, re-acquires qemu_cpu_list_lock; "
+		}
+		if p := x.Load(s.mem, wPending); p != 0 {
+			x.Wait(&s.resumeCond, "exclusive_resume", &s.listLock, listLock)
+			x.Labelf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p)
+			v.pc = pcExclIdleRelock
+			return
+		}
+		x.Store(s.mem, wPending, 1)
+		x.Labelf("%sexclusive_idle: pending_cpus == 0; atomic_set(pending_cpus, 1)", prefix)
+		v.count = 0
+		v.idx = uint8(m.nextOther(t, 0))
+		v.pc = pcExclScan
+		if int(v.idx) == m.n {
+			v.pc = pcExclPending
+		}
+	case pcExclScan:
+		// CPU_FOREACH includes the caller, whose running is false (it is
+		// outside cpu_exec, the precondition of start_exclusive): that
+		// read is skipped.
+		o := int(v.idx)
+		x.Fence()
+		if x.Load(s.mem, wRunning(o)) != 0 {
+			// has_waiter is only accessed under the lock.
+			x.Store(s.mem, wHasWaiter(o), 1)
+			v.count++
+			x.Labelf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == true: has_waiter = true, running_cpus = %d", name, cpuName(o), v.count)
+			v.pc = pcExclKick
+			return
+		}
+		x.Labelf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == false", name, cpuName(o))
+		m.scanNext(t, v)
+	case pcExclKick:
+		o := int(v.idx)
+		m.kick(s, o, x)
+		x.Labelf("start_exclusive(%s): qemu_cpu_kick(%s)", name, cpuName(o))
+		m.scanNext(t, v)
+	case pcExclPending:
+		p := uint64(v.count) + 1
+		x.Store(s.mem, wPending, p)
+		x.Labelf("start_exclusive(%s): atomic_set(pending_cpus, %d)", name, p)
+		v.pc = pcExclUnlock
+		if p > 1 {
+			v.pc = pcExclWait
+		}
+	case pcExclWait:
+		x.Wait(&s.exclCond, "exclusive_cond", &s.listLock, listLock)
+		x.Labelf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond)", name)
+		v.pc = pcExclRelock
+	case pcExclRelock:
+		// Re-acquire, re-test and, if need be, wait again: one step, as
+		// pending_cpus is written only under the lock.
+		x.Lock(&s.listLock, listLock)
+		if p := x.Load(s.mem, wPending); p > 1 {
+			x.Wait(&s.exclCond, "exclusive_cond", &s.listLock, listLock)
+			x.Labelf("start_exclusive(%s): woken, pending_cpus == %d > 1, qemu_cond_wait(exclusive_cond) again", name, p)
+			return
+		}
+		x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == 1", name)
+		v.pc = pcExclUnlock
+	case pcExclUnlock:
+		x.Unlock(&s.listLock, listLock)
+		x.Labelf("start_exclusive(%s): qemu_mutex_unlock(qemu_cpu_list_lock): exclusive section begins", name)
+		v.pc = pcSafeRun
+	case pcSafeRun:
+		m.flushOwnTLB(s, t, x)
+		x.Labelf("%s(%s): safe work flushes page X from %s's TLB, g_free(d)", flushFn, name, name)
+		v.pc = pcEndExclLock
+	case pcEndExclLock:
+		x.Lock(&s.listLock, listLock)
+		x.Labelf("end_exclusive(%s): qemu_mutex_lock(qemu_cpu_list_lock)", name)
+		v.pc = pcEndExclStore
+	case pcEndExclStore:
+		// The store and the broadcast are one step: exclusive_resume's
+		// waiters re-test pending_cpus only after re-acquiring the lock.
+		x.Store(s.mem, wPending, 0)
+		x.Broadcast(&s.resumeCond, "exclusive_resume")
+		x.Labelf("end_exclusive(%s): atomic_set(pending_cpus, 0); qemu_cond_broadcast(exclusive_resume)", name)
+		v.pc = pcEndExclUnlock
+	case pcEndExclUnlock:
+		x.Unlock(&s.listLock, listLock)
+		x.Labelf("end_exclusive(%s): qemu_mutex_unlock(qemu_cpu_list_lock)", name)
+		v.pc = pcItemDone
+	}
+}
+
+// nextOther returns the first CPU index >= from other than t (m.n if none).
+func (m *machine) nextOther(t, from int) int {
+	for o := from; o < m.n; o++ {
+		if o != t {
+			return o
+		}
+	}
+	return m.n
+}
+
+// scanNext moves start_exclusive's CPU_FOREACH to the next CPU.
+func (m *machine) scanNext(t int, v *vcpu) {
+	v.idx = uint8(m.nextOther(t, int(v.idx)+1))
+	v.pc = pcExclScan
+	if int(v.idx) == m.n {
+		v.idx = 0
+		v.pc = pcExclPending
+	}
+}

@@ -1,0 +1,174 @@
+package cputlb
+
+import "github.com/protocheck/protocheck/model"
+
+// The source's guest program, one TB: clear the PTE of page X, execute the
+// broadcast invalidate (the helper calls the flush function), and then the
+// next instruction, which is the synchronisation point of no-stale-
+// translation (in H9's litmus test: *memP = 1 after tlbie; tlbsync;
+// ptesync).
+const (
+	gClearPTE uint8 = iota // *pte = 0
+	gQueue                 // flush_all_helper: one remote job per target (idx)
+	gOwn                   // the source's own flush: safe work, or at once
+	gTBEnd                 // cpu_loop_exit, or fall through to the next instruction
+	gNext                  // the next instruction, in a later TB (after cpu_loop_exit)
+	gSrcDone               // the guest halts
+)
+
+// programDone: the guest has nothing left to execute and will halt.
+func (m *machine) programDone(t int, v *vcpu) bool {
+	if t == src {
+		return v.guest == gSrcDone
+	}
+	return v.guest == m.accesses
+}
+
+func (m *machine) flushName() string {
+	if m.cfg.synced {
+		return "tlb_flush_page_by_mmuidx_all_cpus_synced"
+	}
+	return "tlb_flush_page_by_mmuidx_all_cpus"
+}
+
+// stepExec is cpu_exec: before each TB the exit request is tested; then the
+// TB's steps (each guest access through the TLB, each helper action) run.
+func (m *machine) stepExec(s *state, t int, x *model.Exec) {
+	v := &s.cpu[t]
+	name := cpuName(t)
+	if v.pc == pcExec {
+		switch {
+		case v.halted:
+			x.Labelf("cpu_exec(%s): cpu->halted, return EXCP_HALTED", name)
+			v.pc = pcEnd
+		case x.Load(s.mem, wExitReq(t)) != 0:
+			x.Labelf("cpu_exec(%s): exit_request set, leave cpu_exec", name)
+			v.pc = pcEnd
+		case m.programDone(t, v):
+			v.halted = true
+			x.Labelf("cpu_exec(%s): exit_request clear; the guest waits for an interrupt, cpu->halted = 1, EXCP_HLT", name)
+			v.pc = pcEnd
+		default:
+			x.Labelf("cpu_exec(%s): exit_request clear, run the next TB", name)
+			v.pc = pcGuest
+		}
+		return
+	}
+	if t == src {
+		m.stepSource(s, x)
+		return
+	}
+	m.stepTarget(s, t, x)
+}
+
+// stepTarget is one guest access to page X by a target vCPU: a TLB hit
+// uses the cached translation; a miss walks the page table (tlb_fill) and
+// either fills the TLB (the use is the next step) or raises a page fault.
+func (m *machine) stepTarget(s *state, t int, x *model.Exec) {
+	v := &s.cpu[t]
+	name := cpuName(t)
+	if v.tlb {
+		x.Touch(name+"->tlb", false)
+		x.Call(t, access{})
+		x.Return(t, mapped)
+		x.Labelf("cpu_exec(%s): guest load from page X hits the softmmu TLB entry X->P", name)
+		if s.resumed {
+			x.Fail(NoStaleTranslation, "%s translates page X with the TLB entry X->P cached before cpu0 cleared the PTE, "+
+				"after cpu0 executed the instruction following %s: %s's flush item has not run (%s)",
+				name, m.flushName(), name, m.staleCause(s, t))
+		}
+		v.guest++
+		v.pc = pcExec
+		return
+	}
+	if x.Load(s.mem, wPTE) != 0 {
+		x.Touch(name+"->tlb", true)
+		v.tlb = true
+		x.Labelf("tlb_fill(%s): page walk finds pte(X) -> P, fill the TLB", name)
+		return
+	}
+	x.Call(t, access{})
+	x.Return(t, fault)
+	x.Labelf("tlb_fill(%s): page walk finds pte(X) clear: guest page fault", name)
+	v.guest++
+	v.pc = pcExec
+}
+
+// staleCause says where the target's flush item is, for the message.
+func (m *machine) staleCause(s *state, t int) string {
+	v := &s.cpu[t]
+	switch {
+	case v.qlen > 0 && s.mem.Peek(wExitReq(t)) == 0:
+		return "it sits on the work list and exit_request is clear, so cpu_exec keeps running TBs"
+	case v.qlen > 0:
+		return "it sits on the work list; exit_request is set but the TB runs before the next check"
+	case v.posted == 0:
+		return "it has not even been queued"
+	}
+	return "it is being run"
+}
+
+// stepSource is the source's TB.
+func (m *machine) stepSource(s *state, x *model.Exec) {
+	v := &s.cpu[src]
+	fn := m.flushName()
+	switch v.guest {
+	case gClearPTE:
+		x.Store(s.mem, wPTE, 0)
+		x.Call(src, invalidate{})
+		x.Label("cpu_exec(cpu0): guest clears pte(X) (*pte = 0; ptesync), then executes the broadcast invalidate")
+		v.guest = gQueue
+		v.idx = 1
+	case gQueue:
+		c := int(v.idx)
+		it, async := itemRemoteBQL, "async_run_on_cpu"
+		if m.cfg.noBQL {
+			it, async = itemRemoteNoBQL, "async_run_on_cpu_no_bql"
+		}
+		m.queueWork(s, c, it, m.cfg.kickQueue, x)
+		if m.cfg.kickQueue {
+			x.Labelf("%s: flush_all_helper: %s(%s, %s), qemu_cpu_kick(%s)", fn, async, cpuName(c), flushFn, cpuName(c))
+		} else {
+			x.Labelf("%s: flush_all_helper: %s(%s, %s) without a kick", fn, async, cpuName(c), flushFn)
+		}
+		v.idx++
+		if int(v.idx) == m.n {
+			v.idx = 0
+			v.guest = gOwn
+		}
+	case gOwn:
+		if m.cfg.synced {
+			m.queueWork(s, src, itemSafe, true, x)
+			x.Labelf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn)
+		} else {
+			// The non-synced helper flushes the source at once
+			// (tlb_flush_page_by_mmuidx_async_0), not through a work item.
+			x.Touch("cpu0->tlb", true)
+			v.tlb = false
+			x.Labelf("%s: tlb_flush_page_by_mmuidx_async_0(cpu0): flush page X from cpu0's TLB at once", fn)
+		}
+		v.guest = gTBEnd
+	case gTBEnd:
+		if m.cfg.endTB {
+			x.Label("cpu_loop_exit(cpu0): the helper ends the TB, leave cpu_exec")
+			v.guest = gNext
+			v.pc = pcEnd
+			return
+		}
+		m.nextInstruction(s, x, "the TB goes on: ")
+	case gNext:
+		m.nextInstruction(s, x, "")
+	}
+}
+
+// nextInstruction is the source's guest instruction after the invalidate:
+// from here on no vCPU may use a translation cached before it.
+func (m *machine) nextInstruction(s *state, x *model.Exec, how string) {
+	v := &s.cpu[src]
+	x.Touch("frame P", true)
+	x.Return(src, done)
+	s.resumed = true
+	x.Labelf("cpu_exec(cpu0): %sguest executes the instruction after the invalidate (*memP = 1): the flush must be complete", how)
+	v.guest = gSrcDone
+	v.pc = pcExec
+}

@@ -1,0 +1,68 @@
+package cputlb
+
+// pc is where a vCPU thread is in mttcg's loop (qemu_tcg_cpu_thread_fn of
+// the per-CPU-lock branch that seed 000 applies to). Each value is the next
+// step the thread takes.
+type pc uint8
+
+const (
+	// tcg_cpu_exec -> cpu_exec_start (upstream lock-free protocol, A1).
+	pcStart       pc = iota // XS1: atomic_set(running, true)
+	pcStartCheck            // XS2-3: smp_mb; atomic_read(pending_cpus)
+	pcStartLock             // XS4: lock qemu_cpu_list_lock
+	pcStartWaiter           // XS5: has_waiter? else running=false + exclusive_idle
+	pcStartRelock           // exclusive_idle: waiting on exclusive_resume / re-acquire
+	pcStartUnlock           // XS6: unlock qemu_cpu_list_lock
+
+	// cpu_exec: the TB loop.
+	pcExec  // halted? exit_request? then the next TB
+	pcGuest // inside a TB: the guest program's next step (guest.go)
+
+	// cpu_exec_end.
+	pcEnd       // XE1: atomic_set(running, false)
+	pcEndCheck  // XE2-3: smp_mb; atomic_read(pending_cpus)
+	pcEndLock   // XE4: lock qemu_cpu_list_lock
+	pcEndWaiter // XE5: has_waiter -> pending_cpus--
+	pcEndSignal // qemu_cond_signal(exclusive_cond)
+	pcEndUnlock // XE6: unlock
+
+	// The rest of mttcg's loop.
+	pcClearExit  // atomic_mb_set(exit_request, 0)
+	pcIdle       // qemu_tcg_wait_io_event: cpu_thread_is_idle -> wait(halt_cond)
+	pcHaltRelock // waiting on halt_cond / re-acquire cpu->lock
+	pcItemBQL    // wi->bql: bql_lock
+	pcItemRun    // wi->func: the TLB flush
+	pcItemUnBQL  // wi->bql: bql_unlock
+	pcItemDone   // lock cpu->lock; g_free(wi); next item
+
+	// A safe item: start_exclusive; func; end_exclusive (exclusive.go).
+	pcExclLock       // SX1: lock qemu_cpu_list_lock
+	pcExclIdle       // SX2-3: exclusive_idle; pending_cpus = 1
+	pcExclIdleRelock // exclusive_idle: waiting on exclusive_resume / re-acquire
+	pcExclScan       // SX4-5: smp_mb; atomic_read(other->running)
+	pcExclKick       // SX5: qemu_cpu_kick(other)
+	pcExclPending    // SX6: pending_cpus = running_cpus + 1
+	pcExclWait       // SX7: qemu_cond_wait(exclusive_cond)
+	pcExclRelock     // SX7: waiting / re-acquire, re-test pending_cpus
+	pcExclUnlock     // SX8: unlock
+	pcSafeRun        // wi->func inside the exclusive section
+	pcEndExclLock    // EX1: lock
+	pcEndExclStore   // EX1: pending_cpus = 0; broadcast exclusive_resume
+	pcEndExclUnlock  // EX1: unlock
+)
+
+var pcNames = [...]string{
+	"cpu_exec_start", "cpu_exec_start(check pending)", "cpu_exec_start(lock)", "cpu_exec_start(has_waiter)",
+	"cpu_exec_start(exclusive_idle)", "cpu_exec_start(unlock)",
+	"cpu_exec", "cpu_exec(TB)",
+	"cpu_exec_end", "cpu_exec_end(check pending)", "cpu_exec_end(lock)", "cpu_exec_end(has_waiter)",
+	"cpu_exec_end(signal)", "cpu_exec_end(unlock)",
+	"clear exit_request", "qemu_tcg_wait_io_event", "halted",
+	"work(bql_lock)", "work(func)", "work(bql_unlock)", "work(free)",
+	"start_exclusive(lock)", "start_exclusive(exclusive_idle)", "start_exclusive(exclusive_idle wait)",
+	"start_exclusive(scan)", "start_exclusive(kick)", "start_exclusive(set pending)", "start_exclusive(wait)",
+	"start_exclusive(wait exclusive_cond)", "start_exclusive(unlock)", "safe work(func)",
+	"end_exclusive(lock)", "end_exclusive(pending=0)", "end_exclusive(unlock)",
+}
+
+func (p pc) String() string { return pcNames[p] }
