@@ -11,10 +11,12 @@ import (
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
+	"github.com/protocheck/protocheck/protocols/exclusive"
 )
 
 // all lists the protocols in the order the CLI shows them.
 var all = []*model.Protocol{
+	exclusive.Protocol,
 	cputlb.Protocol,
 	e500mc.Protocol,
 }

@@ -1,0 +1,197 @@
+package exclusive
+
+import "fmt"
+
+// Seed 001's exclusive sections (A.3 (c)): exclusive_work_ongoing under
+// qemu_cpu_list_lock; running, exclusive_waiter and exclusive_ongoing are
+// plain fields under cpu->lock; every waiter sleeps on its CPU's cpu->cond,
+// which run_on_cpu callers share.
+//
+// Folding rule used below: a write to a field protected by a lock the
+// thread holds is invisible to every other thread until the unlock, and a
+// read of it cannot race; such accesses share the step of the next
+// lock, wait, signal or unlock. Those remain one step each.
+
+func (r *run) condName(c int) string { return fmt.Sprintf("cpu%d->cond", c) }
+
+// wakeCPU is qemu_cond_signal(cpu->cond) in the seed, or
+// qemu_cond_broadcast in cpu-lock-broadcast.
+func (r *run) wakeCPU(c int) string {
+	if r.m.v.broadcast {
+		return fmt.Sprintf("qemu_cond_broadcast(cpu%d->cond) %s", c, r.broadcast(&r.s.cpuCond[c], r.condName(c)))
+	}
+	return fmt.Sprintf("qemu_cond_signal(cpu%d->cond) %s", c, r.signal(&r.s.cpuCond[c], r.condName(c)))
+}
+
+func (r *run) cpuLockStep() {
+	s, th := r.s, r.th
+	L := &s.listLock
+	const Ln = "qemu_cpu_list_lock"
+	o := int(th.iter)
+	c := int(th.arg)
+	switch th.pc {
+	// start_exclusive
+	case pcCSLock:
+		r.lock(L, Ln)
+		r.label("start_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
+		th.pc = pcCSIdle
+	case pcCSIdle:
+		if s.workOngoing {
+			r.wait(&s.resumeCond, "exclusive_resume", L, Ln)
+			r.label("start_exclusive: exclusive_idle: exclusive_work_ongoing: qemu_cond_wait(exclusive_resume)")
+			th.pc = pcCSIdleWoken
+			return
+		}
+		s.workOngoing = true
+		r.unlock(L, Ln)
+		r.label("start_exclusive: exclusive_work_ongoing = true; qemu_mutex_unlock(qemu_cpu_list_lock)")
+		th.iter = 0
+		th.pc = pcCSMarkLock
+	case pcCSIdleWoken:
+		r.reacquire(L, Ln)
+		r.label("start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
+		th.pc = pcCSIdle
+	case pcCSMarkLock:
+		r.lock(&s.cpuLock[o], r.cpuLockName(o))
+		r.label("start_exclusive: cpu_mutex_lock(cpu%d)", o)
+		th.pc = pcCSMark
+	case pcCSMark:
+		if s.running[o] {
+			r.x.Assert(!s.exclusiveWaiter[o], PropAssertNoWaiter,
+				"%s: start_exclusive finds cpu%d->exclusive_waiter already set", r.name(r.t), o)
+			s.exclusiveWaiter[o] = true
+		}
+		s.exclusiveOngoing[o] = true
+		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
+		if s.running[o] {
+			// The kick only matters for a vCPU asleep on halt_cond, and a
+			// running one is not (see upstream.go's scan).
+			r.label("start_exclusive: cpu%d->running: exclusive_waiter = true; qemu_cpu_kick(cpu%d); exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o, o)
+		} else {
+			r.label("start_exclusive: cpu%d not running: exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o)
+		}
+		if th.iter++; int(th.iter) == r.m.ncpus {
+			th.iter = 0
+			th.pc = pcCSWaitLock
+		} else {
+			th.pc = pcCSMarkLock
+		}
+	case pcCSWaitLock:
+		r.lock(&s.cpuLock[o], r.cpuLockName(o))
+		r.label("start_exclusive: cpu_mutex_lock(cpu%d) to wait for it", o)
+		th.pc = pcCSWait
+	case pcCSWait:
+		if s.exclusiveWaiter[o] {
+			r.wait(&s.cpuCond[o], r.condName(o), &s.cpuLock[o], r.cpuLockName(o))
+			r.label("start_exclusive: while (cpu%d->exclusive_waiter) qemu_cond_wait(cpu%d->cond)", o, o)
+			th.pc = pcCSWaitWoken
+			return
+		}
+		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
+		if th.iter++; int(th.iter) < r.m.ncpus {
+			r.label("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d)", o, o)
+			th.pc = pcCSWaitLock
+			return
+		}
+		r.label("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d); the exclusive section starts", o, o)
+		r.sectionStart()
+		r.ret()
+	case pcCSWaitWoken:
+		r.reacquire(&s.cpuLock[o], r.cpuLockName(o))
+		r.label("start_exclusive: woken from cpu%d->cond, re-acquires cpu%d->lock", o, o)
+		th.pc = pcCSWait
+
+	// end_exclusive
+	case pcCELock:
+		if o == 0 {
+			r.sectionEnd()
+		}
+		r.lock(&s.cpuLock[o], r.cpuLockName(o))
+		r.label("end_exclusive: cpu_mutex_lock(cpu%d)", o)
+		th.pc = pcCEWake
+	case pcCEWake:
+		r.x.Assert(!s.exclusiveWaiter[o], PropAssertNoWaiter,
+			"%s: end_exclusive finds cpu%d->exclusive_waiter set", r.name(r.t), o)
+		r.x.Assert(s.exclusiveOngoing[o], PropAssertOngoing,
+			"%s: end_exclusive finds cpu%d->exclusive_ongoing clear", r.name(r.t), o)
+		s.exclusiveOngoing[o] = false
+		r.label("end_exclusive: exclusive_ongoing = false; %s", r.wakeCPU(o))
+		th.pc = pcCEUnlock
+	case pcCEUnlock:
+		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
+		r.label("end_exclusive: cpu_mutex_unlock(cpu%d)", o)
+		if th.iter++; int(th.iter) == r.m.ncpus {
+			th.pc = pcCEListLock
+		} else {
+			th.pc = pcCELock
+		}
+	case pcCEListLock:
+		r.lock(L, Ln)
+		r.label("end_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
+		th.pc = pcCEListWake
+	case pcCEListWake:
+		s.workOngoing = false
+		r.label("end_exclusive: exclusive_work_ongoing = false; qemu_cond_broadcast(exclusive_resume) %s",
+			r.broadcast(&s.resumeCond, "exclusive_resume"))
+		th.pc = pcCEListUnlock
+	case pcCEListUnlock:
+		r.unlock(L, Ln)
+		r.label("end_exclusive: qemu_mutex_unlock(qemu_cpu_list_lock)")
+		r.ret()
+
+	// cpu_exec_start / cpu_exec_end / cpu_exec_exclusive_locked
+	case pcCXSLock:
+		r.lock(&s.cpuLock[c], r.cpuLockName(c))
+		r.label("cpu_exec_start: cpu_mutex_lock(cpu%d)", c)
+		r.call(pcR1, pcCXSRun)
+	case pcCXSRun:
+		s.running[c] = true
+		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
+		r.label("cpu_exec_start: running = true; cpu_mutex_unlock(cpu%d); cpu%d enters cpu_exec", c, c)
+		r.enterExec(c)
+		r.ret()
+	case pcCXELock:
+		r.leaveExec(c)
+		r.lock(&s.cpuLock[c], r.cpuLockName(c))
+		s.running[c] = false
+		r.label("cpu_exec_end: cpu_mutex_lock(cpu%d); running = false", c)
+		r.call(pcR1, pcCXEUnlock)
+	case pcCXEUnlock:
+		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
+		r.label("cpu_exec_end: cpu_mutex_unlock(cpu%d)", c)
+		r.ret()
+	case pcR1Signal:
+		s.exclusiveWaiter[c] = false
+		r.label("cpu_exec_exclusive_locked: exclusive_waiter = false; %s", r.wakeCPU(c))
+		th.pc = pcR2
+	case pcR2Wait:
+		r.wait(&s.cpuCond[c], r.condName(c), &s.cpuLock[c], r.cpuLockName(c))
+		r.label("cpu_exec_exclusive_locked: while (cpu%d->exclusive_ongoing) qemu_cond_wait(cpu%d->cond)", c, c)
+		th.pc = pcR2Woken
+	case pcR2Woken:
+		r.reacquire(&s.cpuLock[c], r.cpuLockName(c))
+		r.label("cpu_exec_exclusive_locked: woken from cpu%d->cond, re-acquires cpu%d->lock", c, c)
+		th.pc = pcR2
+	}
+}
+
+// cpuLockDecide: cpu_exec_exclusive_locked's tests of fields under
+// cpu->lock, which the thread holds.
+func (r *run) cpuLockDecide() {
+	th := r.th
+	c := int(th.arg)
+	switch th.pc {
+	case pcR1:
+		if r.s.exclusiveWaiter[c] {
+			th.pc = pcR1Signal
+		} else {
+			th.pc = pcR2
+		}
+	case pcR2:
+		if r.s.exclusiveOngoing[c] {
+			th.pc = pcR2Wait
+		} else {
+			r.ret()
+		}
+	}
+}

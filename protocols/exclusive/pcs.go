@@ -1,0 +1,189 @@
+package exclusive
+
+// Program counters. Each function of the modelled code is a flat range of
+// pcs; a call pushes the return pc on the thread's small stack. Most pcs
+// are steps (one atomic action each); the ones marked "decision" only
+// branch on data the thread may read without racing (its own locals, or a
+// field protected by a lock it holds) and are resolved by settle right
+// after the step that reached them, so they never appear in a schedule.
+const (
+	pcDone uint8 = iota
+
+	// vCPU thread loop (mttcg_cpu_thread_fn / qemu_tcg_cpu_thread_fn).
+	pcVStart      // bql_lock (upstream) / cpu_mutex_lock (seed 001)
+	pcVTop        // decision: another TB, or idle
+	pcVExecUnlock // tcg_cpu_exec: drop the BQL / cpu->lock
+	pcVTB         // cpu_exec: a guest TB
+	pcVTBMMIO     // cpu_exec: MMIO done, bql_unlock
+	pcVTBExclBody // cpu_exec: ptw_setl_slow's update inside start/end_exclusive (H6)
+	pcVTBExclEnd  // decision: after ptw_setl_slow's end_exclusive
+	pcVRelock     // tcg_cpu_exec: retake the BQL / cpu->lock
+	pcVIdle       // decision: cpu_thread_is_idle?
+	pcVHalt       // qemu_cond_wait(halt_cond)
+	pcVHaltWoken  // re-acquire after halt_cond
+
+	// process_queued_cpu_work.
+	pcPEntry         // decision
+	pcPLock          // upstream: qemu_mutex_lock(work_mutex)
+	pcPPop           // pop wi; unlock (or, upstream, list empty: unlock and return)
+	pcPSafeBQLUnlock // bql_unlock before exclusive work
+	pcPSafeFunc      // wi->func of a safe work item
+	pcPNestedEnd     // decision: the safe func's nested end_exclusive
+	pcPOuterEnd      // decision: the outer end_exclusive
+	pcPSynicLock     // async_synic_update: bql_lock (H3)
+	pcPSynicUnlock   // async_synic_update: bql_unlock (H3)
+	pcPSafeDone      // decision: after end_exclusive
+	pcPSafeBQLLock   // bql_lock after exclusive work
+	pcPFuncBQL       // seed 001: wi->bql, qemu_mutex_lock_iothread
+	pcPFunc          // wi->func of a run_on_cpu item
+	pcPRelock        // lock work_mutex / cpu->lock again
+	pcPDone          // store wi->done
+	pcPNext          // decision (seed 001) or step (upstream)
+	pcPBcast         // broadcast qemu_work_cond / cpu->cond
+
+	// Upstream start_exclusive / end_exclusive (A.1).
+	pcSXEntry // decision: nested?
+	pcSXNested
+	pcSXLock
+	pcSXIdle
+	pcSXIdleWoken
+	pcSXScan
+	pcSXSet
+	pcSXWait
+	pcSXWoken
+	pcSXUnlock
+	pcEXEntry // decision: nested?
+	pcEXNested
+	pcEXLock
+	pcEXClear
+	pcEXWake
+	pcEXUnlock
+
+	// Upstream cpu_exec_start / cpu_exec_end.
+	pcXSSet
+	pcXSRead
+	pcXSLock
+	pcXSCheck
+	pcXSIdle
+	pcXSIdleWoken
+	pcXSUnlock
+	pcXESet
+	pcXERead
+	pcXELock
+	pcXECheck
+	pcXESignal
+	pcXEUnlock
+
+	// Seed 001 start_exclusive / end_exclusive (A.3).
+	pcCSLock
+	pcCSIdle
+	pcCSIdleWoken
+	pcCSMarkLock
+	pcCSMark
+	pcCSWaitLock
+	pcCSWait
+	pcCSWaitWoken
+	pcCELock
+	pcCEWake
+	pcCEUnlock
+	pcCEListLock
+	pcCEListWake
+	pcCEListUnlock
+
+	// Seed 001 cpu_exec_start / cpu_exec_end / cpu_exec_exclusive_locked.
+	pcCXSLock
+	pcCXSRun
+	pcCXELock
+	pcCXEUnlock
+	pcR1 // decision
+	pcR1Signal
+	pcR2 // decision
+	pcR2Wait
+	pcR2Woken
+
+	// I/O thread.
+	pcIOStart
+	pcIONext // decision
+	pcIOEnd
+	pcHPLock
+	pcHPInsert
+	pcHPEnd // decision: finish_safe_work's cpu_exec_end
+	pcRQLock
+	pcRQAppend
+	pcRKick
+	pcRWait
+	pcRWoken
+	pcRCUnlockBQL
+	pcRCLock
+	pcRCQueue
+	pcRCWait
+	pcRCWoken
+	pcRCLockBQL
+
+	numPCs
+)
+
+var pcNames = [numPCs]string{
+	pcDone: "done",
+
+	pcVStart: "thread_fn:start", pcVTop: "loop", pcVExecUnlock: "tcg_cpu_exec:unlock",
+	pcVTB: "cpu_exec:TB", pcVTBMMIO: "cpu_exec:mmio", pcVTBExclBody: "cpu_exec:ptw_setl_slow",
+	pcVTBExclEnd: "cpu_exec:ptw_setl_slow_end", pcVRelock: "tcg_cpu_exec:relock",
+	pcVIdle: "qemu_wait_io_event", pcVHalt: "qemu_wait_io_event:wait", pcVHaltWoken: "qemu_wait_io_event:woken",
+
+	pcPEntry: "pqcw", pcPLock: "pqcw:lock", pcPPop: "pqcw:pop", pcPSafeBQLUnlock: "pqcw:bql_unlock",
+	pcPSafeFunc: "pqcw:safe_func", pcPNestedEnd: "pqcw:nested_end", pcPOuterEnd: "pqcw:outer_end",
+	pcPSynicLock: "async_synic_update:bql_lock", pcPSynicUnlock: "async_synic_update:bql_unlock",
+	pcPSafeDone: "pqcw:safe_done", pcPSafeBQLLock: "pqcw:bql_lock", pcPFuncBQL: "pqcw:func_bql",
+	pcPFunc: "pqcw:func", pcPRelock: "pqcw:relock", pcPDone: "pqcw:done", pcPNext: "pqcw:next",
+	pcPBcast: "pqcw:broadcast",
+
+	pcSXEntry: "start_exclusive", pcSXNested: "start_exclusive:nested", pcSXLock: "start_exclusive:lock",
+	pcSXIdle: "start_exclusive:exclusive_idle", pcSXIdleWoken: "start_exclusive:exclusive_idle:woken",
+	pcSXScan: "start_exclusive:scan", pcSXSet: "start_exclusive:set_pending", pcSXWait: "start_exclusive:wait",
+	pcSXWoken: "start_exclusive:woken", pcSXUnlock: "start_exclusive:unlock",
+	pcEXEntry: "end_exclusive", pcEXNested: "end_exclusive:nested", pcEXLock: "end_exclusive:lock",
+	pcEXClear: "end_exclusive:clear", pcEXWake: "end_exclusive:wake", pcEXUnlock: "end_exclusive:unlock",
+
+	pcXSSet: "cpu_exec_start:set_running", pcXSRead: "cpu_exec_start:read_pending", pcXSLock: "cpu_exec_start:lock",
+	pcXSCheck: "cpu_exec_start:has_waiter", pcXSIdle: "cpu_exec_start:exclusive_idle",
+	pcXSIdleWoken: "cpu_exec_start:exclusive_idle:woken", pcXSUnlock: "cpu_exec_start:unlock",
+	pcXESet: "cpu_exec_end:clear_running", pcXERead: "cpu_exec_end:read_pending", pcXELock: "cpu_exec_end:lock",
+	pcXECheck: "cpu_exec_end:has_waiter", pcXESignal: "cpu_exec_end:signal", pcXEUnlock: "cpu_exec_end:unlock",
+
+	pcCSLock: "start_exclusive:lock", pcCSIdle: "start_exclusive:exclusive_idle",
+	pcCSIdleWoken: "start_exclusive:exclusive_idle:woken", pcCSMarkLock: "start_exclusive:mark:lock",
+	pcCSMark: "start_exclusive:mark", pcCSWaitLock: "start_exclusive:wait:lock", pcCSWait: "start_exclusive:wait",
+	pcCSWaitWoken: "start_exclusive:wait:woken", pcCELock: "end_exclusive:lock", pcCEWake: "end_exclusive:wake",
+	pcCEUnlock: "end_exclusive:unlock", pcCEListLock: "end_exclusive:list_lock",
+	pcCEListWake: "end_exclusive:broadcast", pcCEListUnlock: "end_exclusive:list_unlock",
+
+	pcCXSLock: "cpu_exec_start:lock", pcCXSRun: "cpu_exec_start:run", pcCXELock: "cpu_exec_end:lock",
+	pcCXEUnlock: "cpu_exec_end:unlock", pcR1: "cpu_exec_exclusive_locked", pcR1Signal: "cpu_exec_exclusive_locked:signal",
+	pcR2: "cpu_exec_exclusive_locked:check", pcR2Wait: "cpu_exec_exclusive_locked:wait",
+	pcR2Woken: "cpu_exec_exclusive_locked:woken",
+
+	pcIOStart: "main_loop:start", pcIONext: "main_loop", pcIOEnd: "main_loop:end",
+	pcHPLock: "cpu_list_add:lock", pcHPInsert: "cpu_list_add:insert", pcHPEnd: "finish_safe_work",
+	pcRQLock: "run_on_cpu:lock", pcRQAppend: "run_on_cpu:append", pcRKick: "run_on_cpu:kick",
+	pcRWait: "run_on_cpu:wait", pcRWoken: "run_on_cpu:woken", pcRCUnlockBQL: "run_on_cpu:bql_unlock",
+	pcRCLock: "run_on_cpu:lock", pcRCQueue: "run_on_cpu:queue", pcRCWait: "run_on_cpu:wait",
+	pcRCWoken: "run_on_cpu:woken", pcRCLockBQL: "run_on_cpu:bql_lock",
+}
+
+func pcName(pc uint8) string {
+	if int(pc) < len(pcNames) && pcNames[pc] != "" {
+		return pcNames[pc]
+	}
+	return "?"
+}
+
+// decision reports whether pc is resolved by settle rather than stepped.
+func decision(pc uint8) bool {
+	switch pc {
+	case pcVTop, pcVTBExclEnd, pcVIdle, pcPEntry, pcPNestedEnd, pcPOuterEnd, pcPSafeDone,
+		pcSXEntry, pcEXEntry, pcR1, pcR2, pcIONext, pcHPEnd:
+		return true
+	}
+	return false
+}

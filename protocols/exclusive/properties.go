@@ -1,0 +1,88 @@
+package exclusive
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// Property names, as in qemu.md's exclusive section.
+const (
+	// PropMutualExclusion is A1-S1: no CPU is in cpu_exec while an
+	// exclusive section is active.
+	PropMutualExclusion = "mutual-exclusion"
+	// PropSingleExclusive is A1-S2: at most one exclusive section at a time.
+	PropSingleExclusive = "single-exclusive"
+	// PropWorkOnce is A2-S1: every queued work item runs exactly once
+	// (run_on_cpu returns only after it ran).
+	PropWorkOnce = "work-once"
+	// PropAssertNoWaiter and PropAssertOngoing are seed 001's own
+	// assertions in start_exclusive and end_exclusive.
+	PropAssertNoWaiter = "g_assert(!exclusive_waiter)"
+	PropAssertOngoing  = "g_assert(exclusive_ongoing)"
+)
+
+func (m *machine) Invariants() []model.Invariant {
+	return []model.Invariant{
+		{Name: PropMutualExclusion, Check: m.mutualExclusion},
+		{Name: PropSingleExclusive, Check: m.singleExclusive},
+		{Name: PropWorkOnce, Check: m.workOnce},
+	}
+}
+
+// runnerOf names the thread that runs CPU c's code: its vCPU thread, or
+// the I/O thread for the CPU it hot-plugs.
+func (m *machine) runnerOf(c int) string {
+	if c < m.nvcpus {
+		return m.threads[c]
+	}
+	return m.threads[m.io]
+}
+
+func (m *machine) mutualExclusion(ms model.State) string {
+	s := ms.(*state)
+	for t := range m.threads {
+		if !s.active[t] {
+			continue
+		}
+		for c := 0; c < m.ncpus; c++ {
+			if s.inExec[c] {
+				return fmt.Sprintf("cpu%d (%s) is inside cpu_exec while %s's exclusive section runs",
+					c, m.runnerOf(c), m.threads[t])
+			}
+		}
+	}
+	return ""
+}
+
+func (m *machine) singleExclusive(ms model.State) string {
+	s := ms.(*state)
+	var in []string
+	for t := range m.threads {
+		if s.active[t] {
+			in = append(in, m.threads[t])
+		}
+	}
+	if len(in) > 1 {
+		return "exclusive sections of " + strings.Join(in, " and ") + " run at the same time"
+	}
+	return ""
+}
+
+// workOnce checks, once every thread has finished, that every queued
+// item ran; running one twice fails at the step (run.runWork).
+func (m *machine) workOnce(ms model.State) string {
+	s := ms.(*state)
+	for t := range m.threads {
+		if !(s.th[t].pc == pcDone || m.idle(s, t)) {
+			return ""
+		}
+	}
+	for i := 0; i < m.nitems; i++ {
+		if s.ran[i] != 1 {
+			return fmt.Sprintf("every thread has finished but %s's func ran %d times", m.itemName(i), s.ran[i])
+		}
+	}
+	return ""
+}

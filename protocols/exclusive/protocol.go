@@ -1,0 +1,90 @@
+package exclusive
+
+import (
+	"fmt"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// variants maps each variant to its switches; the order is Protocol's.
+var variants = []struct {
+	model.Variant
+	f flags
+}{
+	{model.Variant{Name: "upstream", Expect: model.ExpectOK,
+		Description: "lock-free pending_cpus/has_waiter protocol with its smp_mb pairs (SC), nesting counter, BQL dropped around safe work",
+		Source:      "qemu cpu-common.c @18530e7c (c265e976 lock-free fast path; 2023 recursive start_exclusive)"},
+		flags{}},
+	{model.Variant{Name: "cpu-lock", Expect: model.Deadlock,
+		Description: "seed 001 as posted: waiters on the per-CPU cpu->cond, shared with run_on_cpu, woken with qemu_cond_signal",
+		Source:      "seed 001 (RFC v4 71/71 cpus-common: wait on the CPU lock for exclusive work completion); qemu.md A.3 LW-1/LW-2"},
+		flags{cpuLock: true}},
+	{model.Variant{Name: "cpu-lock-broadcast", Expect: model.ExpectOK,
+		Description: "seed 001 with qemu_cond_broadcast in cpu_exec_exclusive_locked and end_exclusive",
+		Source:      "seed 001 + the fix proposed in qemu.md A.3 (d')"},
+		flags{cpuLock: true, broadcast: true}},
+	{model.Variant{Name: "if-not-while", Expect: PropMutualExclusion,
+		Description: "start_exclusive waits on exclusive_cond with if instead of while; spurious wake-ups enabled there",
+		Source:      "old linux-user/main.c (qemu.md H1)"},
+		flags{ifNotWhile: true}},
+	{model.Variant{Name: "bql-held", Expect: model.Deadlock,
+		Description: "the safe work item's exclusive section is entered with the BQL held while guest MMIO needs it",
+		Source:      "comment in process_queued_cpu_work (qemu.md H2)"},
+		flags{bqlHeld: true}},
+	{model.Variant{Name: "finish-safe-work", Expect: model.Deadlock,
+		Description: "cpu_list_add runs finish_safe_work (cpu_exec_start/end) under the BQL while the safe work (async_synic_update) takes the BQL",
+		Source:      "ab129972 (2016), removed by 'cpus-common: nuke finish_safe_work' (QEMU 4.2) (qemu.md H3)"},
+		flags{finishSafeWork: true}},
+	{model.Variant{Name: "non-recursive", Expect: model.Deadlock,
+		Description: "the safe work calls start_exclusive again without the exclusive_context_count nesting counter",
+		Source:      "'cpus: Make {start,end}_exclusive() recursive' (2023, fixes da91c1920242) (qemu.md H5)"},
+		flags{nonRecursive: true}},
+	{model.Variant{Name: "exclusive-from-exec", Expect: model.Deadlock,
+		Description: "vcpu0 calls start_exclusive from inside cpu_exec (ptw_setl_slow) and counts itself",
+		Source:      "QEMU issue #2566, fixed by 7ba055b49b74 (qemu.md H6)"},
+		flags{fromExec: true}},
+	{model.Variant{Name: "end-decrements-always", Expect: PropMutualExclusion,
+		Description: "cpu_exec_end decrements pending_cpus whenever it is > 1, without checking or clearing has_waiter",
+		Source:      "mutation V-A4 (qemu.md A.5)"},
+		flags{endDecrementsAlways: true}},
+	{model.Variant{Name: "end-signals-resume", Expect: model.Deadlock,
+		Description: "end_exclusive signals exclusive_resume instead of broadcasting it: a waiter with a true predicate sleeps forever",
+		Source:      "mutation V-A5 (qemu.md A.5)"},
+		flags{endSignalsResume: true}},
+}
+
+// Protocol is the exclusive-section protocol family.
+var Protocol = &model.Protocol{
+	Name:        "exclusive",
+	Description: "QEMU exclusive sections (start/end_exclusive), the vCPU loop, safe work and run_on_cpu",
+	Source:      "seed 001_82edb6f67d33326f; qemu cpus-common.c/cpu-common.c (c265e976, 18530e7c); cota/qemu per-CPU-lock branch (09addeed, 031cfd04)",
+	Variants:    variantList(),
+	Params: []model.Param{
+		{Name: "vcpus", Default: 3, Min: 2, Max: maxVCPUs,
+			Description: "vCPU threads (vcpu0 runs the first safe work item)"},
+		{Name: "rounds", Default: 1, Min: 1, Max: 4,
+			Description: "guest TBs each vCPU executes before its guest halts"},
+		{Name: "safe-work", Default: 1, Min: 1, Max: 4,
+			Description: "async_safe_run_on_cpu items, the i-th queued on vcpu i mod vcpus"},
+		{Name: "run-on-cpu", Default: 1, Min: 0, Max: 4,
+			Description: "run_on_cpu calls by the I/O thread, the k-th aimed at vcpu (vcpus-1-k) mod vcpus"},
+	},
+	New: newVariant,
+}
+
+func variantList() []model.Variant {
+	out := make([]model.Variant, len(variants))
+	for i, v := range variants {
+		out[i] = v.Variant
+	}
+	return out
+}
+
+func newVariant(name string, p model.Params) (model.Machine, error) {
+	for _, v := range variants {
+		if v.Name == name {
+			return newMachine(v.f, p)
+		}
+	}
+	return nil, fmt.Errorf("unknown variant %q", name)
+}

@@ -1,0 +1,157 @@
+package exclusive
+
+import (
+	"fmt"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// run is the context of one step (or one settle decision, where x is nil)
+// of thread t on the successor state s.
+type run struct {
+	m   *machine
+	s   *state
+	t   int
+	th  *thread
+	x   *model.Exec
+	alt int
+}
+
+func (r *run) call(fn, ret uint8) {
+	r.th.stack[r.th.sp] = ret
+	r.th.sp++
+	r.th.pc = fn
+}
+
+func (r *run) ret() {
+	r.th.sp--
+	r.th.pc = r.th.stack[r.th.sp]
+}
+
+func (r *run) label(format string, args ...any) { r.x.Labelf(format, args...) }
+
+func (r *run) name(t int) string { return r.m.threads[t] }
+
+func (r *run) cpuLockName(c int) string {
+	if r.m.v.cpuLock {
+		return fmt.Sprintf("cpu%d->lock", c)
+	}
+	return fmt.Sprintf("cpu%d->work_mutex", c)
+}
+
+func (r *run) lock(mu *model.Mutex, name string) {
+	r.x.Lock(mu, name)
+	if mu == &r.s.listLock {
+		r.x.Count(mListLock, 1)
+	}
+}
+
+func (r *run) unlock(mu *model.Mutex, name string) { r.x.Unlock(mu, name) }
+
+// reacquire is the separate step a woken waiter takes to get its mutex
+// back: the hand-off of the mutex from the waker to the wakee.
+func (r *run) reacquire(mu *model.Mutex, name string) {
+	r.lock(mu, name)
+	r.x.Count(mHandoffs, 1)
+}
+
+func (r *run) wait(c *model.Cond, cname string, mu *model.Mutex, mname string) {
+	r.x.Wait(c, cname, mu, mname)
+}
+
+// signal wakes the waiter the explorer chose and says whom, for the label.
+func (r *run) signal(c *model.Cond, cname string) string {
+	w := r.x.Signal(c, cname, r.alt)
+	if w < 0 {
+		return "wakes nobody"
+	}
+	r.x.Count(mWakeups, 1)
+	return "wakes " + r.name(w)
+}
+
+func (r *run) broadcast(c *model.Cond, cname string) string {
+	ws := r.x.Broadcast(c, cname)
+	r.x.Count(mWakeups, int64(len(ws)))
+	if len(ws) == 0 {
+		return "wakes nobody"
+	}
+	out := "wakes"
+	for _, w := range ws {
+		out += " " + r.name(w)
+	}
+	return out
+}
+
+func (r *run) spuriousWake(c *model.Cond) {
+	r.x.WakeSpuriously(c, "exclusive_cond")
+	r.label("start_exclusive: spurious wake-up from qemu_cond_wait(exclusive_cond)")
+}
+
+// step executes thread t's current pc.
+func (r *run) step() {
+	switch pc := r.th.pc; {
+	case pc >= pcVStart && pc <= pcVHaltWoken:
+		r.vcpuStep()
+	case pc >= pcPEntry && pc <= pcPBcast:
+		r.workStep()
+	case pc >= pcSXEntry && pc <= pcXEUnlock:
+		r.upstreamStep()
+	case pc >= pcCSLock && pc <= pcR2Woken:
+		r.cpuLockStep()
+	case pc >= pcIOStart && pc <= pcRCLockBQL:
+		r.ioStep()
+	default:
+		panic("exclusive: no step at " + pcName(pc))
+	}
+}
+
+// decide resolves thread t's decision pc.
+func (r *run) decide() {
+	switch r.th.pc {
+	case pcVTop, pcVTB, pcVTBExclEnd, pcVIdle:
+		r.vcpuDecide()
+	case pcPEntry, pcPNestedEnd, pcPOuterEnd, pcPSafeDone, pcPNext:
+		r.workDecide()
+	case pcSXEntry, pcEXEntry:
+		r.upstreamDecide()
+	case pcR1, pcR2:
+		r.cpuLockDecide()
+	case pcIONext, pcHPEnd:
+		r.ioDecide()
+	default:
+		panic("exclusive: no decision at " + pcName(r.th.pc))
+	}
+}
+
+// Observers. in-exec(c) is A1-S1's: from cpu_exec_start's return to
+// cpu_exec_end's first access; an exclusive section is active from
+// start_exclusive's return to end_exclusive's first step. Both also
+// record the operations of the linearizability spec.
+
+func (r *run) enterExec(c int) {
+	r.s.inExec[c] = true
+	r.s.execGen[c] = r.s.gen
+	r.x.Call(c, execOp{CPU: c, Gen: int(r.s.gen)})
+}
+
+func (r *run) leaveExec(c int) {
+	r.s.inExec[c] = false
+	r.x.Return(c, int(r.s.gen))
+}
+
+func (r *run) sectionStart() {
+	r.s.active[r.t] = true
+	r.x.Call(clientExclusive+r.t, exclusiveOp{Thread: r.m.threads[r.t], Gen: int(r.s.gen)})
+}
+
+func (r *run) sectionEnd() {
+	r.s.active[r.t] = false
+	r.x.Return(clientExclusive+r.t, int(r.s.gen))
+}
+
+// runWork marks that a work item's func runs; a second run of the same
+// item is the work-once violation.
+func (r *run) runWork(i int) {
+	r.s.ran[i]++
+	r.x.Assert(r.s.ran[i] == 1, PropWorkOnce, "%s runs %s a second time", r.name(r.t), r.m.itemName(i))
+}

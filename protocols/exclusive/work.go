@@ -1,0 +1,173 @@
+package exclusive
+
+// process_queued_cpu_work (A.2 (c), upstream) and
+// process_queued_cpu_work_locked (A.3 (c), seed 001's branch), run by the
+// vCPU thread on its own work list. Upstream holds the BQL throughout
+// except around a safe item; the per-CPU-lock branch holds cpu->lock,
+// drops it around each item, and takes the BQL for wi->bql items
+// (run_on_cpu's), since its vCPU thread does not hold the BQL.
+
+// pop takes the head of the thread's work list and releases the list's
+// lock. Removing the head is a plain access under that lock, invisible to
+// others until the unlock, so it shares the unlock's step.
+func (r *run) pop() {
+	s, th, t := r.s, r.th, r.t
+	i := s.queue[t][0]
+	copy(s.queue[t][:], s.queue[t][1:s.qlen[t]])
+	s.qlen[t]--
+	s.queue[t][s.qlen[t]] = 0
+	th.item = i
+	r.unlock(&s.cpuLock[t], r.cpuLockName(t))
+	if r.m.v.cpuLock {
+		r.label("process_queued_cpu_work_locked: pop %s; cpu_mutex_unlock(cpu%d)", r.m.itemName(int(i)), t)
+	} else {
+		r.label("process_queued_cpu_work: pop %s; qemu_mutex_unlock(cpu%d->work_mutex)", r.m.itemName(int(i)), t)
+	}
+	switch {
+	case r.m.safe(int(i)) && !r.m.v.cpuLock && !r.m.v.bqlHeld:
+		th.pc = pcPSafeBQLUnlock
+	case r.m.safe(int(i)):
+		// H2 (bql-held) keeps the BQL; seed 001's vCPU has none to drop.
+		r.callStartExclusive(pcPSafeFunc)
+	case r.m.v.cpuLock:
+		th.pc = pcPFuncBQL
+	default:
+		th.pc = pcPFunc
+	}
+}
+
+func (r *run) workStep() {
+	s, th, t := r.s, r.th, r.t
+	item := int(th.item)
+	switch th.pc {
+	case pcPLock:
+		r.lock(&s.cpuLock[t], r.cpuLockName(t))
+		r.label("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)", t)
+		th.pc = pcPPop
+	case pcPPop:
+		if s.qlen[t] == 0 { // upstream only: seed 001 checks under the lock it already holds
+			r.unlock(&s.cpuLock[t], r.cpuLockName(t))
+			r.label("process_queued_cpu_work: work_list empty: qemu_mutex_unlock(cpu%d->work_mutex)", t)
+			r.ret()
+			return
+		}
+		r.pop()
+	case pcPNext: // upstream; a decision in seed 001
+		if s.qlen[t] > 0 {
+			r.pop()
+			return
+		}
+		r.unlock(&s.cpuLock[t], r.cpuLockName(t))
+		r.label("process_queued_cpu_work: work_list empty: qemu_mutex_unlock(cpu%d->work_mutex)", t)
+		th.pc = pcPBcast
+	case pcPSafeBQLUnlock:
+		r.unlock(&s.bql, "bql")
+		r.label("process_queued_cpu_work: bql_unlock() before exclusive work")
+		r.callStartExclusive(pcPSafeFunc)
+	case pcPSafeFunc:
+		r.runWork(item)
+		s.gen++
+		switch {
+		case r.m.v.finishSafeWork:
+			r.label("process_queued_cpu_work: wi->func() = async_synic_update for %s, inside the exclusive section", r.m.itemName(item))
+			th.pc = pcPSynicLock
+		case r.m.nests():
+			r.label("process_queued_cpu_work: wi->func() for %s, inside the exclusive section, calls start_exclusive() again", r.m.itemName(item))
+			r.callStartExclusive(pcPNestedEnd)
+		default:
+			r.label("process_queued_cpu_work: wi->func() for %s runs inside the exclusive section", r.m.itemName(item))
+			r.callEndExclusive(pcPSafeDone)
+		}
+	case pcPSynicLock:
+		r.lock(&s.bql, "bql")
+		r.label("async_synic_update: qemu_mutex_lock_iothread()")
+		th.pc = pcPSynicUnlock
+	case pcPSynicUnlock:
+		r.unlock(&s.bql, "bql")
+		r.label("async_synic_update: qemu_mutex_unlock_iothread()")
+		r.callEndExclusive(pcPSafeDone)
+	case pcPSafeBQLLock:
+		r.lock(&s.bql, "bql")
+		r.label("process_queued_cpu_work: bql_lock() after exclusive work")
+		th.pc = pcPRelock
+	case pcPFuncBQL:
+		r.lock(&s.bql, "bql")
+		r.label("process_queued_cpu_work_locked: wi->bql: qemu_mutex_lock_iothread()")
+		th.pc = pcPFunc
+	case pcPFunc:
+		r.runWork(item)
+		if r.m.v.cpuLock {
+			// The func only touches the observer; the unlock that follows
+			// it is the step's one shared action.
+			r.unlock(&s.bql, "bql")
+			r.label("process_queued_cpu_work_locked: wi->func() for %s runs; qemu_mutex_unlock_iothread()", r.m.itemName(item))
+		} else {
+			r.label("process_queued_cpu_work: wi->func() for %s runs with the BQL held", r.m.itemName(item))
+		}
+		th.pc = pcPRelock
+	case pcPRelock:
+		r.lock(&s.cpuLock[t], r.cpuLockName(t))
+		free := ""
+		if r.m.safe(item) {
+			free = "; g_free(wi)" // thread-local
+		}
+		if r.m.v.cpuLock {
+			r.label("process_queued_cpu_work_locked: cpu_mutex_lock(cpu%d)%s", t, free)
+		} else {
+			r.label("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)%s", t, free)
+		}
+		if r.m.safe(item) {
+			th.pc = pcPNext
+		} else {
+			th.pc = pcPDone
+		}
+	case pcPDone:
+		r.x.Store(s.mem, r.m.aDone[item], 1)
+		if r.m.v.cpuLock {
+			r.label("process_queued_cpu_work_locked: atomic_mb_set(&%s.done, true)", r.m.itemName(item))
+		} else {
+			r.label("process_queued_cpu_work: qatomic_store_release(&%s.done, true)", r.m.itemName(item))
+		}
+		th.pc = pcPNext
+	case pcPBcast:
+		if r.m.v.cpuLock {
+			w := r.broadcast(&s.cpuCond[t], r.condName(t))
+			r.label("process_queued_cpu_work_locked: qemu_cond_broadcast(cpu%d->cond) %s", t, w)
+		} else {
+			w := r.broadcast(&s.workCond, "qemu_work_cond")
+			r.label("process_queued_cpu_work: qemu_cond_broadcast(qemu_work_cond) %s", w)
+		}
+		r.ret()
+	}
+}
+
+func (r *run) workDecide() {
+	th := r.th
+	switch th.pc {
+	case pcPEntry:
+		switch {
+		case !r.m.v.cpuLock:
+			th.pc = pcPLock
+		case r.s.qlen[r.t] == 0: // checked under cpu->lock, held
+			r.ret()
+		default:
+			th.pc = pcPPop
+		}
+	case pcPNestedEnd:
+		r.callEndExclusive(pcPOuterEnd)
+	case pcPOuterEnd:
+		r.callEndExclusive(pcPSafeDone)
+	case pcPSafeDone:
+		if !r.m.v.cpuLock && !r.m.v.bqlHeld {
+			th.pc = pcPSafeBQLLock
+		} else {
+			th.pc = pcPRelock
+		}
+	case pcPNext: // seed 001: the list is checked under cpu->lock, held
+		if r.s.qlen[r.t] > 0 {
+			th.pc = pcPPop
+		} else {
+			th.pc = pcPBcast
+		}
+	}
+}
