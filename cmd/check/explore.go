@@ -99,6 +99,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 	ef.register(fs)
 	out := fs.String("out", "", "write the counterexample trace to this file")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
+	html := fs.String("html", "", "write an HTML view of the counterexample to this file")
 	helpFlags(fs, stdout, "explore [flags] PROTOCOL/VARIANT [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -125,6 +126,15 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if *out != "" && o.trace != nil {
 		if err := traces.Save(*out, o.trace); err != nil {
+			return 0, err
+		}
+	}
+	if *html != "" && o.trace != nil {
+		rep, err := traces.Replay(o.protocol, o.trace)
+		if err != nil {
+			return 0, err
+		}
+		if err := writeHTML(*html, rep); err != nil {
 			return 0, err
 		}
 	}

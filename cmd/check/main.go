@@ -14,7 +14,7 @@
 //	check explain PROTOCOL/VARIANT
 //	check explore [flags] PROTOCOL/VARIANT [key=value ...]
 //	check verify [--json] [PROTOCOL ...]
-//	check replay [--json] FILE
+//	check replay [--json] [--html FILE.html] FILE
 //	check minimize [--out FILE] FILE
 //	check compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]
 //
@@ -49,7 +49,7 @@ commands:
   explain PROTOCOL/VARIANT                        what a variant is, its source and expected verdict
   explore [flags] PROTOCOL/VARIANT [key=value...] explore one variant (bfs by default)
   verify [--json] [PROTOCOL ...]                  explore every variant and compare with its expectation
-  replay [--json] FILE                            replay a trace file and render it
+  replay [--json] [--html F] FILE                 replay a trace file and render it (text, or an HTML page)
   minimize [--out FILE] FILE                      minimize a trace file
   compare [flags] PROTOCOL A B [key=value...]     the same exploration for two variants, metrics side by side
 

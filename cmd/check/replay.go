@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/protocheck/protocheck/protocols"
 	"github.com/protocheck/protocheck/traces"
@@ -45,7 +47,8 @@ type metricTotal struct {
 func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	helpFlags(fs, stdout, "replay [--json] FILE")
+	html := fs.String("html", "", "also write a self-contained HTML view of the trace to this file")
+	helpFlags(fs, stdout, "replay [--json] [--html FILE.html] FILE")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -56,6 +59,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	r, err := load(pos[0])
 	if err != nil {
 		return 0, err
+	}
+	if *html != "" {
+		if err := writeHTML(*html, r); err != nil {
+			return 0, err
+		}
 	}
 	code := exitOK
 	verdict := "no violation"
@@ -115,4 +123,13 @@ func cmdMinimize(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	return exitViolation, traces.Render(stdout, rep)
+}
+
+// writeHTML writes the HTML view of a replayed trace.
+func writeHTML(path string, r *traces.Replayed) error {
+	var buf bytes.Buffer
+	if err := traces.RenderHTML(&buf, r); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
