@@ -3,7 +3,6 @@ package rt
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 )
 
 // A Mutex is a lock with the semantics of model.Mutex: each Lock and each
@@ -13,10 +12,8 @@ type Mutex struct {
 	c    *ctl
 	name string
 
-	// real mode. locked turns the fatal "unlock of unlocked mutex" of
-	// sync.Mutex into a reported violation.
-	mu     sync.Mutex
-	locked atomic.Bool
+	// real mode
+	mu sync.Mutex
 
 	// controlled mode: holding thread + 1, 0 when free.
 	holder int
@@ -37,18 +34,32 @@ func (m *Mutex) Lock(label string) {
 		return
 	}
 	m.mu.Lock()
-	m.locked.Store(true)
+}
+
+// notLocked reports whether m is unlocked, leaving it so. sync.Mutex's
+// unlock of an unlocked mutex is a fatal error that no recover catches;
+// this check turns it into a reported violation at the price of one plain
+// load in the common case (TryLock on a held mutex fails without a
+// read-modify-write), where a flag of our own would cost two atomics per
+// Lock/Unlock pair.
+func (m *Mutex) notLocked() bool {
+	if m.mu.TryLock() {
+		m.mu.Unlock()
+		return true
+	}
+	return false
 }
 
 // Unlock releases m. Unlocking a mutex that is not held is a PropMutex
-// violation, not a crash. (Real mode can only tell "not locked at all";
+// violation, not a crash. (Real mode can only tell "not locked at all",
+// and only when no other goroutine locks it at the same moment;
 // controlled mode also catches a goroutine unlocking another's mutex.)
 func (m *Mutex) Unlock(label string) {
 	if m.c != nil {
 		m.c.unlock(m, label)
 		return
 	}
-	if !m.locked.CompareAndSwap(true, false) {
+	if m.notLocked() {
 		m.e.realViolation(mutexViolation("unlock of %s, which is not locked (at %q)", m.name, label))
 		return
 	}
@@ -111,13 +122,11 @@ func (cv *Cond) Wait(label string) {
 		return
 	}
 	m := cv.m
-	if !m.locked.Load() {
+	if m.notLocked() {
 		m.e.realViolation(mutexViolation("wait on %s without holding %s (at %q)", cv.name, m.name, label))
 		return
 	}
-	m.locked.Store(false)
 	cv.real.Wait()
-	m.locked.Store(true)
 }
 
 // Signal wakes one waiter, if any. Controlled: a scheduling point whose
