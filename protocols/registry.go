@@ -12,10 +12,12 @@ import (
 	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
 	"github.com/protocheck/protocheck/protocols/exclusive"
+	"github.com/protocheck/protocheck/protocols/pvflush"
 )
 
 // all lists the protocols in the order the CLI shows them.
 var all = []*model.Protocol{
+	pvflush.Protocol,
 	exclusive.Protocol,
 	cputlb.Protocol,
 	e500mc.Protocol,
