@@ -175,6 +175,7 @@ func TestTestdataTracesReplay(t *testing.T) {
 				continue
 			}
 			if *update {
+				os.MkdirAll(filepath.Dir(path), 0o755)
 				code, _, stderr := check(t, "explore", p.Name+"/"+v.Name, "--out", path, "--progress", "none")
 				if code != exitViolation {
 					t.Errorf("%s/%s: exit %d %s", p.Name, v.Name, code, stderr)
