@@ -37,6 +37,9 @@ type Env struct {
 	violation *model.Violation
 	err       error
 	threads   int
+
+	// Both modes: the operation history (history.go).
+	hist history
 }
 
 // Real returns an Env whose primitives are thin wrappers over sync and
