@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols/batchunmap"
 	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
 	"github.com/protocheck/protocheck/protocols/exclusive"
@@ -21,6 +22,7 @@ var all = []*model.Protocol{
 	exclusive.Protocol,
 	cputlb.Protocol,
 	e500mc.Protocol,
+	batchunmap.Protocol,
 }
 
 // All returns every protocol.

@@ -1,0 +1,225 @@
+package batchunmap
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// PTE and TLB entry bits. Page i is only ever mapped at va i, so the pfn is
+// implicit; a cleared PTE (0) stands for the swap entry reclaim installs.
+const (
+	bPresent = 1 << iota
+	bWrite
+	bDirty
+)
+
+func describePTE(v uint8) string {
+	if v&bPresent == 0 {
+		return "none"
+	}
+	s := "ro"
+	if v&bWrite != 0 {
+		s = "rw"
+	}
+	if v&bDirty != 0 {
+		s += ",dirty"
+	}
+	return s
+}
+
+// Page states, in the order reclaim moves a page through them.
+const (
+	pgMapped    = iota
+	pgUnmapped  // PTE cleared by try_to_unmap_one
+	pgWriteback // pageout took the swap snapshot; the page waits to be freed
+	pgFreed     // free_unref_folios returned it to the allocator
+	pgReused    // the allocator handed it to a new owner
+)
+
+var pageStateNames = [...]string{"mapped", "unmapped", "writeback", "freed", "reused"}
+
+// Reclaimer program counters (shrink_folio_list for one page at a time).
+const (
+	rLock       = iota // spin_lock PTL of the page's va
+	rClear             // ptep_get_and_clear
+	rFlushRange        // immediate: flush_tlb_range under the PTL
+	rAddPending        // arch_tlbbatch_add_pending
+	rRead              // set_tlb_ubc_flush_pending: atomic_read
+	rUpdate            // atomic_inc, or the overflow-reset cmpxchg
+	rSetBool           // bool-flag: tlb_flush_batched = true
+	rUnlock            // spin_unlock
+	rFlushDirty        // try_to_unmap_flush_dirty
+	rPageout           // pageout: the swap snapshot
+	rFlush             // try_to_unmap_flush before freeing the batch
+	rFree              // free_unref_folios
+	rDone
+)
+
+// Syscall thread program counters (change_pte_range of mprotect).
+const (
+	sLock       = iota // spin_lock PTL
+	sDrainRead         // flush_tlb_batched_pending: atomic_read
+	sDrainFlush        // flush_tlb_mm
+	sDrainClear        // cmpxchg to flushed = pending, or the bool's store false
+	sPTE               // modify the PTE
+	sFlush             // flush_tlb_range of the changed PTE
+	sUnlock            // spin_unlock; mprotect returns
+	sDone
+)
+
+type reclaimer struct {
+	pc       uint8
+	page     uint8  // the page being reclaimed
+	pteval   uint8  // what ptep_get_and_clear returned
+	word     uint16 // tlb_flush_batched as last read
+	flushReq bool   // tlb_ubc.flush_required
+	writable bool   // tlb_ubc.writable
+	mask     uint8  // tlb_ubc.arch.cpumask
+	queued   uint8  // pages in the free batch (bit per page)
+}
+
+type syscaller struct {
+	pc        uint8
+	op        uint8  // index of the current mprotect call
+	word      uint16 // tlb_flush_batched as read by the drain
+	needFlush bool
+}
+
+// Note kinds: the first place an execution lost a pending flush, kept so
+// that a violation found later can say where and under which locks.
+const (
+	noteNone        = iota
+	noteBoolCleared // bool-flag: the drain stored false over a newer deferral
+	noteWrapped     // pending wrapped onto flushed
+	noteNoDrain     // mprotect trusted a none PTE with no drain at all
+	noteNoFlush     // mprotect trusted a none PTE after a drain that did not flush
+	noteNestedReset // init_tlb_ubc cleared flush_required
+	noteDirtySkip   // pageout with writable set and no flush_dirty
+)
+
+type note struct {
+	kind uint8
+	va   uint8  // the va whose flush was lost
+	ptl  uint8  // the lock the other thread held
+	word uint16 // the tlb_flush_batched value involved
+	page uint8  // nested reset: the page whose pageout reset it
+}
+
+type state struct {
+	mem  model.Mem
+	ptl  [maxPages]model.Mutex
+	tlb  [maxCPUs][maxPages]uint8 // bits as in a PTE; 0 = no entry
+	page [maxPages]uint8
+	val  [maxPages]uint8 // page contents
+	r    reclaimer
+	s    syscaller
+	acc  [maxUsers]uint8 // accesses made by each user thread
+	// Observers, outside the memory layer.
+	returned uint8 // va bit set: its mprotect has returned
+	note     note
+	c        *config
+}
+
+func (s *state) Clone() model.State {
+	n := *s
+	n.mem = s.mem.Clone()
+	return &n
+}
+
+func (s *state) AppendKey(b []byte) []byte {
+	c := s.c
+	b = s.mem.AppendKey(b)
+	for i := 0; i < c.ptls; i++ {
+		b = append(b, byte(s.ptl[i].Holder()+1))
+	}
+	for cpu := 1; cpu < c.ncpu; cpu++ {
+		b = append(b, s.tlb[cpu][:c.pages]...)
+	}
+	b = append(b, s.page[:c.pages]...)
+	b = append(b, s.val[:c.pages]...)
+	r := s.r
+	b = append(b, r.pc, r.page, r.pteval, byte(r.word), byte(r.word>>8), bit(r.flushReq), bit(r.writable), r.mask, r.queued)
+	b = append(b, s.s.pc, s.s.op, byte(s.s.word), byte(s.s.word>>8), bit(s.s.needFlush))
+	b = append(b, s.acc[:c.users]...)
+	n := s.note
+	return append(b, s.returned, n.kind, n.va, n.ptl, byte(n.word), byte(n.word>>8), n.page)
+}
+
+func bit(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func (s *state) Vars() []model.Var {
+	c := s.c
+	out := s.mem.Vars()
+	for i := range out {
+		switch {
+		case i < c.pages:
+			out[i].Value = describePTE(uint8(s.mem.Peek(model.Addr(i))))
+		case i < c.pages+c.mms:
+			out[i].Value = c.describeWord(s.mem.Peek(model.Addr(i)))
+		default:
+			out[i].Value = cpus(uint8(s.mem.Peek(model.Addr(i))))
+		}
+	}
+	for i := 0; i < c.ptls; i++ {
+		out = append(out, model.Var{Name: fmt.Sprintf("PTL%d", i), Value: s.lockHolder(i)})
+	}
+	for cpu := 1; cpu < c.ncpu; cpu++ {
+		var parts []string
+		for va := 0; va < c.pages; va++ {
+			if e := s.tlb[cpu][va]; e != 0 {
+				parts = append(parts, fmt.Sprintf("va%d:%s", va, describePTE(e)))
+			}
+		}
+		out = append(out, model.Var{Name: fmt.Sprintf("tlb[cpu%d]", cpu), Value: "{" + strings.Join(parts, " ") + "}"})
+	}
+	for p := 0; p < c.pages; p++ {
+		out = append(out, model.Var{Name: fmt.Sprintf("page%d", p), Value: fmt.Sprintf("%s val=%d", pageStateNames[s.page[p]], s.val[p])})
+	}
+	r := s.r
+	out = append(out,
+		model.Var{Name: "reclaimer.pc", Value: fmt.Sprintf("%d page %d", r.pc, r.page)},
+		model.Var{Name: "tlb_ubc", Value: fmt.Sprintf("flush_required=%v writable=%v cpumask=%s", r.flushReq, r.writable, cpus(r.mask))},
+		model.Var{Name: "free_batch", Value: pageSet(r.queued)},
+		model.Var{Name: "syscall.pc", Value: fmt.Sprintf("%d op %d", s.s.pc, s.s.op)},
+	)
+	for u := 0; u < c.users; u++ {
+		out = append(out, model.Var{Name: fmt.Sprintf("user%d.accesses", u), Value: fmt.Sprint(s.acc[u])})
+	}
+	return append(out, model.Var{Name: "mprotect_returned", Value: pageSet(s.returned)})
+}
+
+func (s *state) lockHolder(i int) string {
+	h := s.ptl[i].Holder()
+	if h < 0 {
+		return "free"
+	}
+	return "held by " + s.c.names[h]
+}
+
+// cpus renders a cpumask as "{1,2}".
+func cpus(m uint8) string {
+	var parts []string
+	for i := 0; i < 8; i++ {
+		if m&(1<<uint(i)) != 0 {
+			parts = append(parts, fmt.Sprint(i))
+		}
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func pageSet(m uint8) string {
+	var parts []string
+	for i := 0; i < 8; i++ {
+		if m&(1<<uint(i)) != 0 {
+			parts = append(parts, fmt.Sprintf("va%d", i))
+		}
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
