@@ -1,0 +1,165 @@
+// Package conform ties a protocol's real implementation (an rt.Impl) to
+// its model: it runs the implementation under a controlled strategy, under
+// the Go scheduler, or along a model's counterexample, checks the
+// operation history against the model's Spec, and replays a run of the
+// real code on the model, step by step, so that a disagreement between
+// model and code is reported with the step where it happens (DESIGN.md
+// principle 3: one vocabulary from model to real code).
+package conform
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/model"
+)
+
+// A Target is one variant of a protocol with its model and implementation.
+type Target struct {
+	Protocol *model.Protocol
+	Impl     *rt.Impl
+	Variant  string
+	Params   model.Params // resolved (defaults included)
+	Machine  model.Machine
+}
+
+// NewTarget resolves params and builds the model; the variant must be one
+// the implementation supports.
+func NewTarget(p *model.Protocol, im *rt.Impl, variant string, given model.Params) (*Target, error) {
+	if im == nil {
+		return nil, fmt.Errorf("protocol %s has no real implementation", p.Name)
+	}
+	m, params, err := p.Instantiate(variant, given)
+	if err != nil {
+		return nil, err
+	}
+	if !im.Supports(variant) {
+		return nil, fmt.Errorf("the real implementation of %s does not implement variant %s (it has: %v)", p.Name, variant, im.Variants)
+	}
+	return &Target{Protocol: p, Impl: im, Variant: variant, Params: params, Machine: m}, nil
+}
+
+// Controlled runs the implementation once under strategy s, then, if the
+// run ended with every goroutine done, runs the implementation's final
+// check and checks its history against the model's Spec. The returned run
+// carries any violation found.
+func (t *Target) Controlled(s rt.Strategy, maxSteps int) (*rt.Run, error) {
+	body, err := t.Impl.New(t.Variant, t.Params)
+	if err != nil {
+		return nil, err
+	}
+	var env *rt.Env
+	var check func() *model.Violation
+	run := rt.Controlled(s, maxSteps, func(e *rt.Env) {
+		env = e
+		check = body(e)
+	})
+	if run.Violation == nil && run.Err == nil && !run.BoundHit && env != nil {
+		if check != nil {
+			run.Violation = check()
+		}
+		if run.Violation == nil {
+			run.Violation = env.CheckHistory(t.Machine.Spec())
+		}
+	}
+	return run, nil
+}
+
+// Real runs the implementation once under the Go scheduler with seed for
+// its environment choices, and returns the first violation (a failed
+// run-time check, a panic, the final check, or a non-linearizable
+// history) and the number of operations recorded.
+func (t *Target) Real(seed int64) (*model.Violation, int, error) {
+	body, err := t.Impl.New(t.Variant, t.Params)
+	if err != nil {
+		return nil, 0, err
+	}
+	e := rt.Real(seed)
+	check := body(e)
+	if err := e.Wait(); err != nil {
+		var v *model.Violation
+		if errors.As(err, &v) {
+			return v, 0, nil
+		}
+		return nil, 0, err
+	}
+	ops, err := e.Operations()
+	if err != nil {
+		return &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}, 0, nil
+	}
+	if check != nil {
+		if v := check(); v != nil {
+			return v, len(ops), nil
+		}
+	}
+	return model.CheckHistory(t.Machine.Spec(), ops), len(ops), nil
+}
+
+// ReplayModel drives the implementation through a model schedule, checking
+// every label: the way a model counterexample is confirmed on real code.
+// A *rt.ReplayError in the run's Err names the first step where code and
+// model disagree.
+func (t *Target) ReplayModel(schedule []model.Choice, labels []string) (*rt.Run, error) {
+	return t.Controlled(rt.ReplayExpect(schedule, labels), len(schedule)+1)
+}
+
+// A Mismatch is a step where a run of the real code and the model
+// disagree.
+type Mismatch struct {
+	Step     int // 1-based
+	Expected string
+	Actual   string
+}
+
+func (m *Mismatch) Error() string {
+	return fmt.Sprintf("step %d: the model %s, the real code %s", m.Step, m.Expected, m.Actual)
+}
+
+// CheckRun replays a run of the real code on the model: every step must be
+// enabled in the model with the same thread and label, and the run's
+// violation (if any) must be the model's, at the same step. It returns a
+// *Mismatch, or nil when model and code agree.
+func (t *Target) CheckRun(run *rt.Run) error {
+	if run.Err != nil {
+		return fmt.Errorf("the run failed: %w", run.Err)
+	}
+	names := t.Machine.Threads()
+	for i, n := range run.Threads {
+		if i >= len(names) || names[i] != n {
+			return &Mismatch{Step: 0, Expected: fmt.Sprintf("has threads %q", names), Actual: fmt.Sprintf("started %q", run.Threads)}
+		}
+	}
+	ex, err := explorer.Execute(t.Machine, run.Schedule)
+	var div *explorer.DivergenceError
+	if errors.As(err, &div) {
+		return &Mismatch{Step: div.Step + 1, Expected: fmt.Sprintf("does not enable choice %s", div.Choice), Actual: fmt.Sprintf("took it: %s %q", run.Steps[div.Step].Thread, run.Steps[div.Step].Label)}
+	}
+	if err != nil {
+		return err
+	}
+	for i, s := range ex.Steps {
+		if i >= len(run.Steps) {
+			break
+		}
+		if s.Label != run.Steps[i].Label {
+			return &Mismatch{Step: i + 1, Expected: fmt.Sprintf("labels it %q", s.Label), Actual: fmt.Sprintf("labels it %q", run.Steps[i].Label)}
+		}
+	}
+	if ex.Violation != nil && ex.ViolationStep < len(run.Schedule) {
+		return &Mismatch{Step: ex.ViolationStep, Expected: "violates " + ex.Violation.Property + " here", Actual: "goes on"}
+	}
+	if run.Violation == nil && !run.BoundHit && ex.Violation == nil && !ex.Terminal {
+		return &Mismatch{Step: len(run.Schedule) + 1, Expected: "can still step", Actual: "has every goroutine exited"}
+	}
+	switch mv, rv := ex.Violation, run.Violation; {
+	case mv == nil && rv != nil && !run.BoundHit:
+		return &Mismatch{Step: len(run.Schedule), Expected: "finds no violation", Actual: "violates " + rv.Property + ": " + rv.Message}
+	case mv != nil && rv == nil && !run.BoundHit:
+		return &Mismatch{Step: ex.ViolationStep, Expected: "violates " + mv.Property + ": " + mv.Message, Actual: "finds no violation"}
+	case mv != nil && rv != nil && mv.Property != rv.Property:
+		return &Mismatch{Step: ex.ViolationStep, Expected: "violates " + mv.Property, Actual: "violates " + rv.Property}
+	}
+	return nil
+}
