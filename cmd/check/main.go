@@ -17,6 +17,8 @@
 //	check replay [--json] [--html FILE.html] FILE
 //	check minimize [--out FILE] FILE
 //	check compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]
+//	check stress [flags] PROTOCOL/VARIANT [key=value ...]
+//	check replay --impl FILE
 //
 // Flags may come before or after the positional arguments.
 package main
@@ -52,6 +54,7 @@ commands:
   replay [--json] [--html F] FILE                 replay a trace file and render it (text, or an HTML page)
   minimize [--out FILE] FILE                      minimize a trace file
   compare [flags] PROTOCOL A B [key=value...]     the same exploration for two variants, metrics side by side
+  stress [flags] PROTOCOL/VARIANT [key=value...]  run the real implementation (Go scheduler, or --controlled)
 
 run "check COMMAND -h" for a command's flags.
 exit status: 0 no violation, 1 violation found, 2 usage or input error.
@@ -81,6 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"replay":   cmdReplay,
 		"minimize": cmdMinimize,
 		"compare":  cmdCompare,
+		"stress":   cmdStress,
 	}
 	name := args[0]
 	if name == "-h" || name == "--help" || name == "help" {

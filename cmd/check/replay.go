@@ -48,6 +48,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	html := fs.String("html", "", "also write a self-contained HTML view of the trace to this file")
+	impl := fs.Bool("impl", false, "drive the real implementation through the trace instead of the model")
 	helpFlags(fs, stdout, "replay [--json] [--html FILE.html] FILE")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -55,6 +56,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if len(pos) != 1 {
 		return 0, usagef("replay takes one trace FILE")
+	}
+	if *impl {
+		return replayImpl(pos[0], stdout)
 	}
 	r, err := load(pos[0])
 	if err != nil {

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/protocheck/protocheck/explorer/conform"
+	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols"
+	"github.com/protocheck/protocheck/traces"
+)
+
+// cmdStress runs a protocol's real implementation: under the Go scheduler
+// (real goroutines, real atomics, as long as --duration or --runs allow),
+// or, with --controlled, under protocheck's scheduler, where every run is
+// reproducible and a failing schedule becomes a trace that replays on the
+// model and on the code.
+func cmdStress(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("stress", flag.ContinueOnError)
+	duration := fs.Duration("duration", 0, "run the real code for this long (e.g. 10s); with neither --duration nor --runs, 200 runs")
+	runs := fs.Int("runs", 0, "number of executions (default 200 unless --duration is given)")
+	seed := fs.Int64("seed", 1, "seed of the first run's environment choices (real) or of the strategy (controlled)")
+	controlled := fs.Bool("controlled", false, "run under the controlled scheduler instead of the Go scheduler")
+	strategy := fs.String("strategy", "random", "controlled: random, pct or dfs")
+	depth := fs.Int("depth", 3, "controlled pct: bug depth")
+	preemptions := fs.Int("preemptions", 2, "controlled dfs: preemption bound (-1: none)")
+	maxSteps := fs.Int("max-steps", 10000, "controlled: bound on steps per run")
+	out := fs.String("out", "", "controlled: write the failing schedule as a trace (replays with check replay, and on the code with --impl)")
+	helpFlags(fs, stdout, "stress [flags] PROTOCOL/VARIANT [key=value ...]")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) == 0 {
+		return 0, usagef("stress needs PROTOCOL/VARIANT")
+	}
+	p, v, err := protocols.Parse(pos[0])
+	if err != nil {
+		return 0, usageError{err}
+	}
+	given, err := parseParams(pos[1:])
+	if err != nil {
+		return 0, err
+	}
+	target, err := conform.NewTarget(p, protocols.Impl(p.Name), v.Name, given)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	if *runs < 0 || *duration < 0 {
+		return 0, usagef("--runs and --duration must not be negative")
+	}
+	if *runs == 0 && *duration == 0 {
+		*runs = 200
+	}
+	if *controlled {
+		var s rt.Strategy
+		switch *strategy {
+		case "random":
+			s = rt.Random(*seed)
+		case "pct":
+			s = rt.PCT(*seed, *depth)
+		case "dfs":
+			s = rt.DFS(*preemptions)
+		default:
+			return 0, usagef("unknown --strategy %q for the controlled scheduler (random, pct, dfs)", *strategy)
+		}
+		return stressControlled(target, s, *runs, *duration, *maxSteps, *out, stdout)
+	}
+	if *out != "" {
+		return 0, usagef("--out needs --controlled: a run under the Go scheduler has no schedule to replay")
+	}
+	return stressReal(target, *seed, *runs, *duration, stdout)
+}
+
+func stressReal(t *conform.Target, seed int64, runs int, d time.Duration, stdout io.Writer) (int, error) {
+	fmt.Fprintf(stdout, "%s/%s  %s  real goroutines under the Go scheduler\n", t.Protocol.Name, t.Variant, t.Params)
+	start := time.Now()
+	n, ops := 0, 0
+	for ; (runs == 0 || n < runs) && (d == 0 || time.Since(start) < d); n++ {
+		v, k, err := t.Real(seed + int64(n))
+		if err != nil {
+			return 0, err
+		}
+		ops += k
+		if v != nil {
+			fmt.Fprintf(stdout, "run %d (seed %d): violation of %s: %s\n", n+1, seed+int64(n), v.Property, v.Message)
+			fmt.Fprintf(stdout, "%d runs, %d operations, 1 violation (to get a replayable schedule, run with --controlled)\n", n+1, ops)
+			return exitViolation, nil
+		}
+	}
+	fmt.Fprintf(stdout, "%d runs, %d operations, %d histories checked by porcupine: ok, 0 violations (%s)\n", n, ops, n, time.Since(start).Round(time.Millisecond))
+	return exitOK, nil
+}
+
+func stressControlled(t *conform.Target, s rt.Strategy, runs int, d time.Duration, maxSteps int, out string, stdout io.Writer) (int, error) {
+	fmt.Fprintf(stdout, "%s/%s  %s  controlled scheduler, %s\n", t.Protocol.Name, t.Variant, t.Params, s)
+	start := time.Now()
+	n, bounded := 0, 0
+	exhausted := false
+	for ; (runs == 0 || n < runs) && (d == 0 || time.Since(start) < d); n++ {
+		run, err := t.Controlled(s, maxSteps)
+		if err != nil {
+			return 0, err
+		}
+		if errors.Is(run.Err, rt.ErrExhausted) {
+			exhausted = true
+			break
+		}
+		if run.Err != nil {
+			return 0, run.Err
+		}
+		if run.BoundHit {
+			bounded++
+		}
+		if run.Violation == nil {
+			continue
+		}
+		fmt.Fprintf(stdout, "run %d: violation of %s after %d steps\n%s\n", n+1, run.Violation.Property, len(run.Steps), run.Violation.Message)
+		if out != "" {
+			tr, err := traceOfRun(t, run)
+			if err != nil {
+				return 0, err
+			}
+			if err := traces.Save(out, tr); err != nil {
+				return 0, err
+			}
+			fmt.Fprintf(stdout, "schedule written to %s (check replay %s; check replay --impl %s)\n", out, out, out)
+		}
+		return exitViolation, nil
+	}
+	how := fmt.Sprintf("%d runs", n)
+	if exhausted {
+		how += ", every schedule within the bound"
+	}
+	if bounded > 0 {
+		how += fmt.Sprintf(", %d cut at max-steps=%d", bounded, maxSteps)
+	}
+	fmt.Fprintf(stdout, "%s: no violation (%s)\n", how, time.Since(start).Round(time.Millisecond))
+	return exitOK, nil
+}
+
+// traceOfRun turns a failing run of the real code into a model trace. The
+// model must agree with the code step by step; if it does not, the
+// disagreement is the finding and is reported as an error.
+func traceOfRun(t *conform.Target, run *rt.Run) (*traces.Trace, error) {
+	if err := t.CheckRun(run); err != nil {
+		return nil, fmt.Errorf("the real code's failing run does not replay on the model: %w", err)
+	}
+	return traces.Record(t.Protocol, t.Variant, t.Params, run.Schedule)
+}
+
+// replayImpl drives the real implementation along a trace's schedule,
+// checking every label, and says whether the violation reproduces on the
+// code.
+func replayImpl(path string, stdout io.Writer) (int, error) {
+	tr, err := traces.Load(path)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	p, err := protocols.Lookup(tr.Protocol)
+	if err != nil {
+		return 0, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	target, err := conform.NewTarget(p, protocols.Impl(p.Name), tr.Variant, tr.Params)
+	if err != nil {
+		return 0, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	labels := make([]string, len(tr.Steps))
+	for i, s := range tr.Steps {
+		labels[i] = s.Label
+	}
+	run, err := target.ReplayModel(tr.Schedule, labels)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stdout, "%s/%s  %s  the real implementation driven by %s (%d steps)\n", tr.Protocol, tr.Variant, tr.Params, path, len(tr.Schedule))
+	for i, s := range run.Steps {
+		fmt.Fprintf(stdout, "%4d  %-18s %s\n", i+1, s.Thread, s.Label)
+	}
+	if run.Err != nil {
+		return 0, usageError{fmt.Errorf("model and code disagree: %w", run.Err)}
+	}
+	want := tr.Violation
+	got := run.Violation
+	switch {
+	case want == nil && got == nil:
+		fmt.Fprintln(stdout, "no violation, on the model and on the code")
+		return exitOK, nil
+	case want != nil && got != nil && want.Property == got.Property:
+		fmt.Fprintf(stdout, "reproduced on the real code: %s: %s\n", got.Property, got.Message)
+		return exitViolation, nil
+	}
+	return 0, usageError{fmt.Errorf("model and code disagree at the end: the trace records %v, the code gives %v", describe(want), describe(got))}
+}
+
+func describe(v *model.Violation) string {
+	if v == nil {
+		return "no violation"
+	}
+	return v.Error()
+}
