@@ -1,0 +1,136 @@
+package model_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/protocheck/protocheck/model"
+)
+
+func proto() *model.Protocol {
+	return &model.Protocol{
+		Name:     "p",
+		Variants: []model.Variant{{Name: "a", Expect: model.ExpectOK}},
+		Params:   []model.Param{{Name: "n", Default: 2, Min: 1, Max: 4}, {Name: "k", Default: 0, Min: 0, Max: 1}},
+		New:      func(string, model.Params) (model.Machine, error) { return nil, nil },
+	}
+}
+
+func TestResolveFillsDefaultsAndRejectsBadInput(t *testing.T) {
+	p := proto()
+	got, err := p.Resolve(model.Params{"k": 1})
+	if err != nil || got.String() != "k=1 n=2" {
+		t.Fatalf("Resolve = %v, %v", got, err)
+	}
+	for given, want := range map[string]model.Params{
+		`no parameter "x" (parameters: n, k)`: {"x": 1},
+		"n=0 is out of range":                 {"n": 0},
+		"n=5 is out of range":                 {"n": 5},
+	} {
+		if _, err := p.Resolve(want); err == nil || !strings.Contains(err.Error(), given) {
+			t.Errorf("Resolve(%v) = %v, want %q", want, err, given)
+		}
+	}
+	if _, _, err := p.Instantiate("b", nil); err == nil || !strings.Contains(err.Error(), `no variant "b" (variants: a)`) {
+		t.Errorf("Instantiate(b) = %v", err)
+	}
+}
+
+func TestMutexAndCond(t *testing.T) {
+	var mu model.Mutex
+	var cv model.Cond
+	x := model.NewExec(0)
+	x.Reset(1)
+	x.Lock(&mu, "m")
+	if !mu.HeldBy(1) || x.Violation() != nil {
+		t.Fatalf("lock: %v %v", mu, x.Violation())
+	}
+	x.Wait(&cv, "c", &mu, "m")
+	if !mu.Free() || !cv.Waiting(1) {
+		t.Fatalf("wait must release and join: %v %v", mu, cv)
+	}
+	x.Reset(2)
+	x.Lock(&mu, "m")
+	x.Wait(&cv, "c", &mu, "m")
+	if got := cv.SignalAlts(); got != 2 {
+		t.Fatalf("two waiters give %d signal alternatives", got)
+	}
+	x.Reset(0)
+	if w := x.Signal(&cv, "c", 1); w != 2 || cv.Waiting(2) || !cv.Waiting(1) {
+		t.Fatalf("signal alt 1 woke %d; waiters %v", w, cv)
+	}
+	if ws := x.Broadcast(&cv, "c"); len(ws) != 1 || ws[0] != 1 {
+		t.Fatalf("broadcast woke %v", ws)
+	}
+	if w := x.Signal(&cv, "c", 0); w != -1 {
+		t.Fatalf("signal with nobody waiting woke %d", w)
+	}
+	x.Reset(3)
+	x.Unlock(&mu, "m")
+	if v := x.Violation(); v == nil || v.Property != "mutex" {
+		t.Fatalf("unlocking a free mutex: %v", v)
+	}
+}
+
+func TestMemoryLayerRecordsFootprints(t *testing.T) {
+	m := model.NewMem("a", "b")
+	x := model.NewExec(0)
+	x.Reset(0)
+	x.Store(m, 0, 1)
+	if prev := x.CAS(m, 0, 1, 3); prev != 1 || m.Peek(0) != 3 {
+		t.Fatalf("cas: prev %d, now %d", prev, m.Peek(0))
+	}
+	if prev := x.CAS(m, 0, 1, 5); prev != 3 || m.Peek(0) != 3 {
+		t.Fatalf("failed cas: prev %d, now %d", prev, m.Peek(0))
+	}
+	x.FetchOr(m, 1, 4)
+	x.Xchg(m, 1, 0)
+	x.Fence()
+	var ops []string
+	for _, a := range x.Footprint() {
+		ops = append(ops, a.String())
+	}
+	if got := strings.Join(ops, ","); got != "store a,cas a,cas a,fetch-or b,xchg b,fence" {
+		t.Fatalf("footprint %s", got)
+	}
+	c := m.Clone()
+	x.Store(c, 0, 9)
+	if m.Peek(0) != 3 {
+		t.Fatal("Clone shares words")
+	}
+}
+
+// A pending operation must not make a history non-linearizable by itself.
+func TestHistoryCompletesPendingOperations(t *testing.T) {
+	reg := &model.Spec{Name: "register", Model: porcupine.Model{
+		Init: func() any { return 0 },
+		Step: func(s, in, out any) (bool, any) {
+			if _, ok := out.(model.Pending); ok {
+				if in != nil {
+					return true, in
+				}
+				return true, s
+			}
+			if in == nil {
+				return out == s, s
+			}
+			return true, in
+		},
+	}}
+	var h model.History
+	h.Record(0, []model.Event{{Client: 0, Input: 1}})                             // write 1 starts, never returns
+	h.Record(1, []model.Event{{Client: 1}, {Client: 1, Output: 0, Return: true}}) // read 0
+	if v := model.CheckHistory(reg, h.Operations()); v != nil {
+		t.Fatalf("pending write then read 0: %v", v)
+	}
+	h.Reset()
+	h.Record(0, []model.Event{{Client: 0, Input: 1}, {Client: 0, Return: true}})
+	h.Record(1, []model.Event{{Client: 1}, {Client: 1, Output: 0, Return: true}})
+	if v := model.CheckHistory(reg, h.Operations()); v == nil || v.Property != model.Linearizability {
+		t.Fatalf("stale read after a completed write: %v", v)
+	}
+	if err := h.Record(2, []model.Event{{Client: 3, Return: true}}); err == nil {
+		t.Fatal("a return without a call is accepted")
+	}
+}
