@@ -100,6 +100,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 	out := fs.String("out", "", "write the counterexample trace to this file")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
 	html := fs.String("html", "", "write an HTML view of the counterexample to this file")
+	full := fs.Bool("full", false, "show every step and every changed variable of the counterexample (default: a summary that fits on a screen)")
 	helpFlags(fs, stdout, "explore [flags] PROTOCOL/VARIANT [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -146,7 +147,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 		if err := writeJSON(stdout, o.document()); err != nil {
 			return 0, err
 		}
-	} else if err := o.print(stdout); err != nil {
+	} else if err := o.print(stdout, *full); err != nil {
 		return 0, err
 	}
 	if o.trace != nil {
@@ -156,7 +157,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 }
 
 // print writes the text report: verdict, statistics, metrics, trace.
-func (o *outcome) print(w io.Writer) error {
+func (o *outcome) print(w io.Writer, full bool) error {
 	r := o.result
 	fmt.Fprintf(w, "%s/%s  %s  strategy %s\n", o.protocol.Name, o.variant, o.params, r.Strategy)
 	switch r.Verdict {
@@ -186,7 +187,7 @@ func (o *outcome) print(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("the counterexample does not replay: %w", err)
 	}
-	return traces.Render(w, rep)
+	return render(w, rep, full)
 }
 
 func printMetrics(w io.Writer, ms []explorer.Metric) {

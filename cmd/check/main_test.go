@@ -218,3 +218,32 @@ func TestReplayGolden(t *testing.T) {
 		t.Errorf("replay output differs from %s (go test -update regenerates):\n%s", golden, out)
 	}
 }
+
+// Every counterexample in testdata/, as the CLI renders it by default,
+// fits on one screen and names the violated property and the threads.
+func TestTracesRenderInFortyLines(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*.trace.json"))
+	if len(paths) == 0 {
+		t.Fatal("no traces in testdata")
+	}
+	for _, path := range paths {
+		code, out, stderr := check(t, "replay", path)
+		if code != exitViolation {
+			t.Errorf("%s: exit %d %s", path, code, stderr)
+			continue
+		}
+		tr, _ := traces.Load(path)
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) > traces.DefaultLines {
+			t.Errorf("%s: %d lines, want at most %d", path, len(lines), traces.DefaultLines)
+		}
+		if !strings.Contains(lines[len(lines)-1], tr.Violation.Property) {
+			t.Errorf("%s: last line %q does not name %s", path, lines[len(lines)-1], tr.Violation.Property)
+		}
+		for _, s := range tr.Steps {
+			if !strings.Contains(lines[1], s.Thread) {
+				t.Errorf("%s: the column header %q lacks thread %s", path, lines[1], s.Thread)
+			}
+		}
+	}
+}

@@ -49,6 +49,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	asJSON := fs.Bool("json", false, "print JSON")
 	html := fs.String("html", "", "also write a self-contained HTML view of the trace to this file")
 	impl := fs.Bool("impl", false, "drive the real implementation through the trace instead of the model")
+	full := fs.Bool("full", false, "show every step and every changed variable (default: a summary that fits on a screen)")
 	helpFlags(fs, stdout, "replay [--json] [--html FILE.html] FILE")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -81,7 +82,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		return code, writeJSON(stdout, d)
 	}
-	if err := traces.Render(stdout, r); err != nil {
+	if err := render(stdout, r, *full); err != nil {
 		return 0, err
 	}
 	return code, nil
@@ -126,7 +127,7 @@ func cmdMinimize(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return exitViolation, traces.Render(stdout, rep)
+	return exitViolation, render(stdout, rep, false)
 }
 
 // writeHTML writes the HTML view of a replayed trace.
@@ -136,4 +137,13 @@ func writeHTML(path string, r *traces.Replayed) error {
 		return err
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// render writes the text view: every step and change with full, otherwise
+// the summary that fits in traces.DefaultLines lines.
+func render(w io.Writer, r *traces.Replayed, full bool) error {
+	if full {
+		return traces.Render(w, r)
+	}
+	return traces.RenderSummary(w, r, traces.DefaultLines)
 }
