@@ -1,9 +1,14 @@
 package protocols
 
-import "github.com/protocheck/protocheck/explorer/rt"
+import (
+	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/protocols/e500mc"
+)
 
 // impls maps a protocol name to its real concurrent implementation.
-var impls = map[string]*rt.Impl{}
+var impls = map[string]*rt.Impl{
+	"e500mc": e500mc.Impl,
+}
 
 // Impl returns the real implementation of the named protocol, or nil.
 func Impl(name string) *rt.Impl { return impls[name] }

@@ -168,16 +168,7 @@ func RenderSummary(w io.Writer, r *Replayed, maxLines int) error {
 
 	b := bufio.NewWriter(w)
 	line := func(s string) { b.WriteString(strings.TrimRight(s, " ") + "\n") }
-	head := t.Protocol + "/" + t.Variant
-	if ps := t.Params.String(); ps != "" {
-		head += " " + ps
-	}
-	line(fmt.Sprintf("%s, %d steps (summary: check replay --full shows every step and every changed variable)", head, len(ex.Steps)))
-	cols := strings.Repeat(" ", prefix)
-	for _, n := range names {
-		cols += n + strings.Repeat(" ", col-len(n))
-	}
-	line(cols)
+	header(line, t, names, len(ex.Steps), " (summary: check replay --full shows every step and every changed variable)", prefix, col)
 	if v != nil && ex.ViolationStep == 0 {
 		line(">> initial state: VIOLATION " + v.Error())
 	}
@@ -214,18 +205,7 @@ func RenderSummary(w io.Writer, r *Replayed, maxLines int) error {
 			line(at + "VIOLATION " + v.Error())
 		}
 	}
-	if metrics := m.Metrics(); len(metrics) > 0 && len(ex.Totals) == len(metrics) {
-		parts := make([]string, len(metrics))
-		for i, name := range metrics {
-			parts[i] = fmt.Sprintf("%s=%d", name, ex.Totals[i])
-		}
-		line("metrics: " + strings.Join(parts, " "))
-	}
-	if v != nil {
-		line("violation " + v.Error())
-	} else {
-		line("no violation")
-	}
+	footer(line, m, ex)
 	return b.Flush()
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -47,16 +48,7 @@ func Render(w io.Writer, r *Replayed) error {
 	b := bufio.NewWriter(w)
 	line := func(s string) { b.WriteString(strings.TrimRight(s, " ") + "\n") }
 
-	head := t.Protocol + "/" + t.Variant
-	if ps := t.Params.String(); ps != "" {
-		head += " " + ps
-	}
-	line(fmt.Sprintf("%s, %d steps", head, len(ex.Steps)))
-	cols := strings.Repeat(" ", prefix)
-	for _, n := range names {
-		cols += n + strings.Repeat(" ", col-len(n))
-	}
-	line(cols)
+	header(line, t, names, len(ex.Steps), "", prefix, col)
 
 	v := ex.Violation
 	if v != nil && ex.ViolationStep == 0 {
@@ -82,6 +74,28 @@ func Render(w io.Writer, r *Replayed) error {
 		}
 	}
 
+	footer(line, m, ex)
+	return b.Flush()
+}
+
+// header writes the first two lines of a text view: protocol, variant,
+// parameters and length; then the thread names over their columns.
+func header(line func(string), t *Trace, names []string, steps int, note string, prefix, col int) {
+	head := t.Protocol + "/" + t.Variant
+	if ps := t.Params.String(); ps != "" {
+		head += " " + ps
+	}
+	line(fmt.Sprintf("%s, %d steps%s", head, steps, note))
+	cols := strings.Repeat(" ", prefix)
+	for _, n := range names {
+		cols += n + strings.Repeat(" ", col-len(n))
+	}
+	line(cols)
+}
+
+// footer writes the last lines of a text view: the metric totals and the
+// violation, or "no violation".
+func footer(line func(string), m model.Machine, ex *explorer.Execution) {
 	if metrics := m.Metrics(); len(metrics) > 0 && len(ex.Totals) == len(metrics) {
 		parts := make([]string, len(metrics))
 		for i, name := range metrics {
@@ -89,12 +103,11 @@ func Render(w io.Writer, r *Replayed) error {
 		}
 		line("metrics: " + strings.Join(parts, " "))
 	}
-	if v != nil {
+	if v := ex.Violation; v != nil {
 		line("violation " + v.Error())
 	} else {
 		line("no violation")
 	}
-	return b.Flush()
 }
 
 // changes lists the variables that differ between before and after as

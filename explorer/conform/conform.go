@@ -46,7 +46,15 @@ func NewTarget(p *model.Protocol, im *rt.Impl, variant string, given model.Param
 // check and checks its history against the model's Spec. The returned run
 // carries any violation found.
 func (t *Target) Controlled(s rt.Strategy, maxSteps int) (*rt.Run, error) {
-	body, err := t.Impl.New(t.Variant, t.Params)
+	im := t.Impl
+	if im.Gate != nil {
+		s, im = im.Gate(s)
+	}
+	return t.controlled(im, s, maxSteps)
+}
+
+func (t *Target) controlled(im *rt.Impl, s rt.Strategy, maxSteps int) (*rt.Run, error) {
+	body, err := im.New(t.Variant, t.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +110,8 @@ func (t *Target) Real(seed int64) (*model.Violation, int, error) {
 // A *rt.ReplayError in the run's Err names the first step where code and
 // model disagree.
 func (t *Target) ReplayModel(schedule []model.Choice, labels []string) (*rt.Run, error) {
-	return t.Controlled(rt.ReplayExpect(schedule, labels), len(schedule)+1)
+	// A replay takes only choices the model made, so it needs no gate.
+	return t.controlled(t.Impl, rt.ReplayExpect(schedule, labels), len(schedule)+1)
 }
 
 // A Mismatch is a step where a run of the real code and the model

@@ -24,6 +24,13 @@ type Impl struct {
 	// histories recorded with Env.Call and Env.Return are checked against
 	// the model's Spec by the caller.
 	New func(variant string, p model.Params) (Body, error)
+	// Gate, when set, adapts a strategy for controlled runs that choose
+	// on their own (not replays): it returns the strategy to use and the
+	// implementation to run under it. An implementation needs one when
+	// which alternatives a step has depends on state that changes while
+	// the goroutine is parked (e500mc's budgets), so the scheduler must
+	// ask the code when it decides rather than when the goroutine parked.
+	Gate func(s Strategy) (Strategy, *Impl)
 }
 
 // A Body is one execution of an implementation.
