@@ -2,12 +2,16 @@ package protocols
 
 import (
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
+	"github.com/protocheck/protocheck/protocols/pvflush"
 )
 
 // impls maps a protocol name to its real concurrent implementation.
 var impls = map[string]*rt.Impl{
-	"e500mc": e500mc.Impl,
+	"pvflush": pvflush.Impl,
+	"cputlb":  cputlb.Impl,
+	"e500mc":  e500mc.Impl,
 }
 
 // Impl returns the real implementation of the named protocol, or nil.

@@ -411,7 +411,7 @@ func (c *ctl) mutexState(m *Mutex) string {
 	return "held by " + c.threads[m.holder-1].name
 }
 
-func (c *ctl) wait(cv *Cond, label string) {
+func (c *ctl) wait(cv *Cond, label, relock string) {
 	t := c.self()
 	if t == nil {
 		c.setupMisuse("Cond.Wait", label)
@@ -427,7 +427,7 @@ func (c *ctl) wait(cv *Cond, label string) {
 	m.holder = 0
 	cv.waiters = insertSorted(cv.waiters, t.id)
 	t.woken = false
-	t.pend = pending{kind: opRelock, label: RelockLabel(label), wait: label, mu: m, cond: cv}
+	t.pend = pending{kind: opRelock, label: relock, wait: label, mu: m, cond: cv}
 	c.point(t)
 	t.woken = false
 	m.holder = t.id + 1

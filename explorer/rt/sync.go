@@ -116,9 +116,15 @@ func RelockLabel(waitLabel string) string { return waitLabel + " (relock)" }
 // missing re-check of the predicate shows up only through another waiter
 // or a stale predicate, as in the model. Waiting without holding the mutex
 // is a PropMutex violation.
-func (cv *Cond) Wait(label string) {
+func (cv *Cond) Wait(label string) { cv.WaitAs(label, RelockLabel(label)) }
+
+// WaitAs is Wait with its own label for the second step (woken, re-acquire
+// the mutex), for code whose model names that step itself ("exclusive_idle:
+// woken, re-acquires qemu_cpu_list_lock"). Complete it with Env.Note after
+// WaitAs returns, like any label that carries what the step found.
+func (cv *Cond) WaitAs(label, relockLabel string) {
 	if cv.c != nil {
-		cv.c.wait(cv, label)
+		cv.c.wait(cv, label, relockLabel)
 		return
 	}
 	m := cv.m

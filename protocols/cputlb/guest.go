@@ -115,6 +115,8 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 	switch v.guest {
 	case gClearPTE:
 		x.Store(s.mem, wPTE, 0)
+		x.Call(src, clearPTE{})
+		x.Return(src, done)
 		x.Call(src, invalidate{})
 		x.Label("cpu_exec(cpu0): guest clears pte(X) (*pte = 0; ptesync), then executes the broadcast invalidate")
 		v.guest = gQueue
