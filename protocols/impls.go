@@ -2,6 +2,7 @@ package protocols
 
 import (
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/protocols/batchunmap"
 	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
 	"github.com/protocheck/protocheck/protocols/pvflush"
@@ -9,9 +10,10 @@ import (
 
 // impls maps a protocol name to its real concurrent implementation.
 var impls = map[string]*rt.Impl{
-	"pvflush": pvflush.Impl,
-	"cputlb":  cputlb.Impl,
-	"e500mc":  e500mc.Impl,
+	"pvflush":    pvflush.Impl,
+	"cputlb":     cputlb.Impl,
+	"e500mc":     e500mc.Impl,
+	"batchunmap": batchunmap.Impl,
 }
 
 // Impl returns the real implementation of the named protocol, or nil.

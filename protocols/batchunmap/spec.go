@@ -14,7 +14,16 @@ const (
 	opRead opKind = iota
 	opWrite
 	opMprotect
+	// opProtect is change_pte_range's PTE update, recorded as an
+	// instantaneous operation of its own (by client protectClient) inside
+	// the mprotect call: from then on a write may fault, until mprotect
+	// returns a write may still succeed through an old TLB entry.
+	opProtect
 )
+
+// protectClient is the porcupine client of opProtect events: mprotect's
+// own client has the mprotect call in flight.
+const protectClient = 1 << 10
 
 type memIn struct {
 	Op  opKind
@@ -42,6 +51,8 @@ func (i memIn) String() string {
 		return fmt.Sprintf("read(va%d)", i.VA)
 	case opWrite:
 		return fmt.Sprintf("write(va%d, %d)", i.VA, i.Val)
+	case opProtect:
+		return fmt.Sprintf("pte[%d] made read-only", i.VA)
 	}
 	return fmt.Sprintf("mprotect(va%d, PROT_READ)", i.VA)
 }
@@ -56,16 +67,33 @@ func (o memOut) String() string {
 	return fmt.Sprint(o.Val)
 }
 
-// vaState is one va as the process sees it: its contents and whether
-// mprotect made it read-only. Reclaim is invisible to the process.
+// vaState is one va as the process sees it: its contents and its
+// protection. Reclaim is invisible to the process.
 type vaState struct {
-	val uint8
-	ro  bool
+	val  uint8
+	prot protection
 }
+
+// protection is a va's write permission as the process may observe it.
+type protection uint8
+
+const (
+	// writable: writes succeed.
+	writable protection = iota
+	// protecting: mprotect has made the PTE read-only but not returned:
+	// a write may fault (the PTE) or succeed (a TLB entry not yet
+	// flushed); Linux allows both.
+	protecting
+	// readOnly: mprotect returned; every write faults.
+	readOnly
+)
 
 // memorySpec is the process's memory as independent registers, one per va,
 // each with a protection: a read returns the last write; a write succeeds
-// until mprotect(PROT_READ), and raises SIGSEGV after. A swap fault (the
+// until mprotect(PROT_READ) changes the PTE, may succeed or raise SIGSEGV
+// while mprotect is still flushing, and raises SIGSEGV once it returned.
+// (An atomic mprotect was too strong: with two users, one can fault on
+// the new PTE while the other still writes through its old TLB entry.) A swap fault (the
 // model does not swap pages back in) and model.Pending leave the outcome
 // unknown and are accepted without effect.
 func memorySpec() *model.Spec {
@@ -105,24 +133,23 @@ func memorySpec() *model.Spec {
 					case resSwap:
 						return true, v
 					case resSEGV:
-						return v.ro, v
+						return v.prot != writable, v
 					}
-					if v.ro {
+					if v.prot == readOnly {
 						return false, v
 					}
-					return true, vaState{val: in.Val}
+					return true, vaState{val: in.Val, prot: v.prot}
+				case opProtect:
+					return true, vaState{val: v.val, prot: max(v.prot, protecting)}
 				}
-				return true, vaState{val: v.val, ro: true}
+				return true, vaState{val: v.val, prot: readOnly}
 			},
 			DescribeOperation: func(input, output interface{}) string {
 				return fmt.Sprintf("%v -> %v", input, output)
 			},
 			DescribeState: func(st interface{}) string {
 				v := st.(vaState)
-				if v.ro {
-					return fmt.Sprintf("%d (ro)", v.val)
-				}
-				return fmt.Sprintf("%d (rw)", v.val)
+				return fmt.Sprintf("%d (%s)", v.val, [...]string{"rw", "pte ro, flush pending", "ro"}[v.prot])
 			},
 		},
 	}

@@ -81,6 +81,8 @@ func (s *state) stepSyscall(x *model.Exec) {
 			x.Labelf("change_pte_range: pte[%d] already ro", va)
 		default:
 			x.CAS(s.mem, c.pteAddr(va), uint64(old), uint64(old&^bWrite))
+			x.Call(protectClient, memIn{Op: opProtect, VA: uint8(va)})
+			x.Return(protectClient, memOut{Res: resOK})
 			x.Labelf("change_pte_range: pte[%d] %s → %s", va, describePTE(old), describePTE(old&^bWrite))
 			sc.needFlush = true
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package batchunmap
+
+const raceEnabled = false
