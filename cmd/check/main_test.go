@@ -247,3 +247,38 @@ func TestTracesRenderInFortyLines(t *testing.T) {
 		}
 	}
 }
+
+// The real implementation: stress under the Go scheduler, a bug found by
+// the controlled scheduler and written as a trace, and that trace (and the
+// bfs one in testdata) reproduced on the code.
+func TestStressAndReplayOnTheRealCode(t *testing.T) {
+	code, out, _ := check(t, "stress", "pvflush/fixed", "--runs", "50")
+	if code != exitOK || !strings.Contains(out, "50 runs") || !strings.Contains(out, "0 violations") {
+		t.Errorf("stress pvflush/fixed: exit %d\n%s", code, out)
+	}
+	path := filepath.Join(t.TempDir(), "found.json")
+	code, out, _ = check(t, "stress", "pvflush/posted", "--controlled", "--strategy", "pct", "--seed", "1", "--runs", "500", "--out", path)
+	if code != exitViolation || !strings.Contains(out, "stale-tlb") {
+		t.Fatalf("stress --controlled pvflush/posted: exit %d\n%s", code, out)
+	}
+	for _, trace := range []string{path, filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json")} {
+		code, out, stderr := check(t, "replay", "--impl", trace)
+		if code != exitViolation || !strings.Contains(out, "reproduced on the real code: stale-tlb") {
+			t.Errorf("replay --impl %s: exit %d\n%s%s", trace, code, out, stderr)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"stress", "pvflush/fixed", "--controlled", "--strategy", "bfs"}, `unknown --strategy "bfs"`},
+		{[]string{"stress", "pvflush/fixed", "--out", "x.json"}, "--out needs --controlled"},
+		{[]string{"stress", "pvflush/fixed", "--runs", "-1"}, "must not be negative"},
+		{[]string{"stress", "pvflush/nosuch"}, `no variant "nosuch"`},
+	} {
+		code, _, stderr := check(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("check %q: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
