@@ -5,12 +5,14 @@ import (
 	"github.com/protocheck/protocheck/protocols/batchunmap"
 	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
+	"github.com/protocheck/protocheck/protocols/exclusive"
 	"github.com/protocheck/protocheck/protocols/pvflush"
 )
 
 // impls maps a protocol name to its real concurrent implementation.
 var impls = map[string]*rt.Impl{
 	"pvflush":    pvflush.Impl,
+	"exclusive":  exclusive.Impl,
 	"cputlb":     cputlb.Impl,
 	"e500mc":     e500mc.Impl,
 	"batchunmap": batchunmap.Impl,

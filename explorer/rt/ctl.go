@@ -444,11 +444,11 @@ func insertSorted(s []int, v int) []int {
 	return s
 }
 
-func (c *ctl) signal(cv *Cond, label string, all bool) {
+func (c *ctl) signal(cv *Cond, label string, all bool) []int {
 	t := c.self()
 	if t == nil {
 		c.setupMisuse("Cond.Signal", label)
-		return
+		return nil
 	}
 	kind := opSignal
 	if all {
@@ -457,18 +457,20 @@ func (c *ctl) signal(cv *Cond, label string, all bool) {
 	t.pend = pending{kind: kind, label: label, cond: cv}
 	alt := c.point(t)
 	if len(cv.waiters) == 0 {
-		return
+		return nil
 	}
 	if all {
+		woken := append([]int(nil), cv.waiters...)
 		for _, w := range cv.waiters {
 			c.threads[w].woken = true
 		}
 		cv.waiters = cv.waiters[:0]
-		return
+		return woken
 	}
 	w := cv.waiters[alt]
 	c.threads[w].woken = true
 	cv.waiters = append(cv.waiters[:alt], cv.waiters[alt+1:]...)
+	return []int{w}
 }
 
 func (c *ctl) join(target *Thread, label string) {

@@ -138,21 +138,27 @@ func (cv *Cond) WaitAs(label, relockLabel string) {
 // Signal wakes one waiter, if any. Controlled: a scheduling point whose
 // alternatives are the waiters (Alt i wakes the i-th in increasing thread
 // order, as model.Exec.Signal), or a single alternative waking nobody; the
-// strategy chooses which waiter wakes.
-func (cv *Cond) Signal(label string) {
+// strategy chooses which waiter wakes. It returns the id of the goroutine
+// it woke, or -1 (nobody; and always in real mode, where sync.Cond does
+// not say), so the code can name it in its label as the model does.
+func (cv *Cond) Signal(label string) (woken int) {
 	if cv.c != nil {
-		cv.c.signal(cv, label, false)
-		return
+		if ws := cv.c.signal(cv, label, false); len(ws) == 1 {
+			return ws[0]
+		}
+		return -1
 	}
 	cv.real.Signal()
+	return -1
 }
 
 // Broadcast wakes every waiter. Controlled: a scheduling point with one
-// alternative.
-func (cv *Cond) Broadcast(label string) {
+// alternative; it returns the goroutines it woke, in increasing order, as
+// model.Exec.Broadcast does (real mode: nil, sync.Cond does not say).
+func (cv *Cond) Broadcast(label string) (woken []int) {
 	if cv.c != nil {
-		cv.c.signal(cv, label, true)
-		return
+		return cv.c.signal(cv, label, true)
 	}
 	cv.real.Broadcast()
+	return nil
 }

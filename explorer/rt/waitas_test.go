@@ -8,9 +8,10 @@ import (
 )
 
 // WaitAs names the wake-up step as the model does; Wait names it
-// RelockLabel(label).
+// RelockLabel(label). Signal says whom it woke.
 func TestWaitAsLabelsTheWakeUpStep(t *testing.T) {
 	for _, custom := range []bool{false, true} {
+		woken := -2
 		// waiter: lock, wait; waker: lock, signal, unlock; waiter: wake-up, unlock.
 		sched := []model.Choice{{Thread: 0}, {Thread: 0}, {Thread: 1}, {Thread: 1}, {Thread: 1}, {Thread: 0}, {Thread: 0}}
 		run := rt.Controlled(rt.Replay(sched), 100, func(e *rt.Env) {
@@ -32,7 +33,7 @@ func TestWaitAsLabelsTheWakeUpStep(t *testing.T) {
 			e.Go("waker", func() {
 				m.Lock("waker: lock")
 				ready = true
-				cv.Signal("waker: signal")
+				woken = cv.Signal("waker: signal")
 				m.Unlock("waker: unlock")
 			})
 		})
@@ -42,6 +43,9 @@ func TestWaitAsLabelsTheWakeUpStep(t *testing.T) {
 		want := rt.RelockLabel("waiter: wait")
 		if custom {
 			want = "waiter: woken, re-acquires m; ready"
+		}
+		if woken != 0 {
+			t.Errorf("Signal returned %d, want 0 (the waiter)", woken)
 		}
 		if got := run.Steps[5].Label; got != want {
 			t.Errorf("custom=%v: the wake-up step is %q, want %q\n%s", custom, got, want, run)

@@ -1,0 +1,346 @@
+package exclusive
+
+// The real implementation of the exclusive-section protocols: the same
+// code as the model (doc.go), written as goroutines over explorer/rt, so
+// that it runs under the Go scheduler (stress, -race) and under the
+// controlled scheduler, and a model counterexample replays on it.
+//
+// What it mirrors (the sources of doc.go):
+//
+//   - upstream: QEMU cpu-common.c @18530e7c, start_exclusive/end_exclusive
+//     and cpu_exec_start/cpu_exec_end with the lock-free pending_cpus /
+//     has_waiter fast path of c265e976 and the exclusive_context_count
+//     nesting counter of 2023; process_queued_cpu_work, queue_work_on_cpu
+//     and do_run_on_cpu with qemu_work_cond; mttcg_cpu_thread_fn holding
+//     the BQL outside cpu_exec (qemu.md A.1, A.2);
+//   - cpu-lock: seed 001, "[RFC v4 71/71] cpus-common: wait on the CPU lock
+//     for exclusive work completion" (Emilio G. Cota,
+//     /work/shared/seeds/001_82edb6f67d33326f.txt), on the per-CPU-lock
+//     series (cota/qemu cpus-common.c @09addeed, cpus.c @031cfd04):
+//     cpu_exec_exclusive_locked, waiters on cpu->cond shared with
+//     run_on_cpu's wi.done, qemu_tcg_cpu_thread_fn holding cpu->lock
+//     (qemu.md A.3); cpu-lock-broadcast is qemu.md's fix (d');
+//   - the other variants are the switches of machine.go's flags, each at
+//     the place in the code where the model has it.
+//
+// Correspondence with the model (DESIGN.md principle 3): the goroutines are
+// the model's threads (vcpu0..vcpuN-1, io-thread) created in that order;
+// every model step is exactly one rt scheduling point with the model's
+// label, byte for byte (a wait's re-acquire step too, through
+// Cond.WaitAs). Values a step reads without a lock (pending_cpus,
+// cpu->running) complete the label with Env.Note after the load; fields the code reads
+// under a lock it holds (has_waiter, exclusive_waiter, the work list, the
+// shadow of pending_cpus) are read before the primitive, as the model folds
+// those reads into the neighbouring lock step, so the label is known when
+// the scheduling point is reached. State the real code keeps in plain
+// fields under a lock stays plain here, under the same lock, which is what
+// keeps the race detector quiet in real mode.
+//
+// Where rt cannot say what the model says, the code works around it:
+//
+//   - The model's signal labels name the waiter woken ("wakes io-thread");
+//     rt's Cond.Signal and Broadcast return it under the controlled
+//     runtime.
+//   - rt has no spurious wake-ups, so if-not-while, whose bug needs one,
+//     is not implemented.
+//   - rt has no "done while asleep": a vCPU that the model counts as done
+//     because it sleeps on halt_cond with nothing left to come takes the
+//     same step (the wait's release of its lock) and exits (vcpuThread).
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/model"
+)
+
+// implVariants are the model variants the code implements. if-not-while
+// is left out: its bug needs a spurious wake-up of start_exclusive's wait,
+// and rt has none (a woken-by-nobody step of the waiter while it sleeps).
+var implVariants = []string{
+	"upstream",
+	"cpu-lock",
+	"cpu-lock-broadcast",
+	"bql-held",
+	"finish-safe-work",
+	"non-recursive",
+	"exclusive-from-exec",
+	"end-decrements-always",
+	"end-signals-resume",
+}
+
+// Impl is the real implementation of Protocol.
+var Impl = &rt.Impl{Variants: implVariants, New: newImpl}
+
+func newImpl(variant string, p model.Params) (rt.Body, error) {
+	supported := false
+	for _, v := range implVariants {
+		supported = supported || v == variant
+	}
+	if !supported {
+		return nil, fmt.Errorf("exclusive: the real implementation has no variant %q (it has %v)", variant, implVariants)
+	}
+	var f flags
+	for _, v := range variants {
+		if v.Name == variant {
+			f = v.f
+		}
+	}
+	// The machine gives the sizes and the names (threads, work items,
+	// which vCPU each item goes to), so code and model cannot disagree on
+	// them; none of its state is used.
+	m, err := newMachine(f, p)
+	if err != nil {
+		return nil, err
+	}
+	return func(e *rt.Env) func() *model.Violation {
+		w := newWorld(e, m)
+		for t := 0; t < m.nvcpus; t++ {
+			th := &thr{w: w, t: t}
+			e.Go(m.threads[t], th.vcpuThread)
+		}
+		io := &thr{w: w, t: m.io}
+		e.Go(m.threads[m.io], io.ioThread)
+		return w.finalCheck
+	}, nil
+}
+
+// world is one execution: QEMU's shared state and the observers.
+type world struct {
+	e   *rt.Env
+	m   *machine
+	v   flags
+	ctl bool // controlled: labels are completed, signals name whom they woke
+
+	listLock *rt.Mutex   // qemu_cpu_list_lock
+	bql      *rt.Mutex   // the BQL
+	cpuLock  []*rt.Mutex // cpu->work_mutex (upstream) / cpu->lock (seed 001)
+
+	exclusiveCond *rt.Cond   // exclusive_cond (upstream), with qemu_cpu_list_lock
+	resumeCond    *rt.Cond   // exclusive_resume, with qemu_cpu_list_lock
+	workCond      *rt.Cond   // qemu_work_cond (upstream), with the BQL
+	cpuCond       []*rt.Cond // cpu->cond (seed 001), with cpu->lock
+	haltCond      []*rt.Cond // cpu->halt_cond, with the lock the vCPU thread holds
+
+	// Upstream's words read without a lock.
+	pending *rt.Word32  // pending_cpus
+	running []*rt.Word8 // cpu->running
+	// wi.done of the run_on_cpu items (indexed by item; nil for safe work).
+	done []*rt.Word8
+
+	// Under qemu_cpu_list_lock.
+	pendingL    uint32 // pending_cpus as its writers, all holding the lock, left it
+	hasWaiter   []bool // cpu->has_waiter (upstream)
+	workOngoing bool   // exclusive_work_ongoing (seed 001)
+	inList      []bool // the cpus list
+
+	// Under cpu->lock (seed 001).
+	runningL         []bool
+	exclusiveWaiter  []bool
+	exclusiveOngoing []bool
+
+	// Under cpu->work_mutex / cpu->lock, and upstream also under the BQL,
+	// which every writer of a work list holds: the work lists, how many
+	// run_on_cpu items each CPU has been sent so far, and wi.done as its
+	// writer left it.
+	queue     [][]int
+	rocQueued []int
+	doneL     []bool
+
+	// rocFor[c] is how many run_on_cpu calls aim at CPU c in all.
+	rocFor []int
+
+	obs observers
+}
+
+// observers is the model's bookkeeping for the properties (state.go's
+// observers), checked at the steps where the model's invariants can first
+// fail. Atomics, so that real mode checks them without races and without
+// adding scheduling points.
+type observers struct {
+	inExec []atomic.Bool  // between cpu_exec_start's return and cpu_exec_end
+	active []atomic.Bool  // between start_exclusive's return and end_exclusive
+	gen    atomic.Int32   // bumped by every exclusive section's work
+	ran    []atomic.Int32 // times each work item's func ran
+}
+
+func newWorld(e *rt.Env, m *machine) *world {
+	w := &world{e: e, m: m, v: m.v, ctl: e.IsControlled()}
+	w.listLock = e.Mutex("qemu_cpu_list_lock")
+	w.bql = e.Mutex("bql")
+	w.resumeCond = e.Cond("exclusive_resume", w.listLock)
+	if !w.v.cpuLock {
+		w.exclusiveCond = e.Cond("exclusive_cond", w.listLock)
+		w.workCond = e.Cond("qemu_work_cond", w.bql)
+		w.pending = e.Word32("pending_cpus")
+	}
+	n := m.ncpus
+	w.cpuLock = make([]*rt.Mutex, n)
+	w.cpuCond = make([]*rt.Cond, n)
+	w.haltCond = make([]*rt.Cond, n)
+	w.running = make([]*rt.Word8, n)
+	w.hasWaiter = make([]bool, n)
+	w.inList = make([]bool, n)
+	w.runningL = make([]bool, n)
+	w.exclusiveWaiter = make([]bool, n)
+	w.exclusiveOngoing = make([]bool, n)
+	w.queue = make([][]int, n)
+	w.rocQueued = make([]int, n)
+	w.rocFor = make([]int, n)
+	for c := 0; c < n; c++ {
+		w.cpuLock[c] = e.Mutex(w.cpuLockName(c))
+		if w.v.cpuLock {
+			w.cpuCond[c] = e.Cond(fmt.Sprintf("cpu%d->cond", c), w.cpuLock[c])
+			w.haltCond[c] = e.Cond(fmt.Sprintf("cpu%d->halt_cond", c), w.cpuLock[c])
+		} else {
+			w.haltCond[c] = e.Cond(fmt.Sprintf("cpu%d->halt_cond", c), w.bql)
+			w.running[c] = e.Word8(fmt.Sprintf("cpu%d->running", c))
+		}
+	}
+	for c := 0; c < m.nvcpus; c++ {
+		w.inList[c] = true
+	}
+	w.done = make([]*rt.Word8, m.nitems)
+	w.doneL = make([]bool, m.nitems)
+	for i := 0; i < m.nitems; i++ {
+		if m.safe(i) {
+			// async_safe_run_on_cpu items queued before the run starts,
+			// as machine.Init does.
+			c := m.itemCPU(i)
+			w.queue[c] = append(w.queue[c], i)
+		} else {
+			w.done[i] = e.Word8(fmt.Sprintf("wi%d.done", i))
+			w.rocFor[m.itemCPU(i)]++
+		}
+	}
+	w.obs.inExec = make([]atomic.Bool, n)
+	w.obs.active = make([]atomic.Bool, len(m.threads))
+	w.obs.ran = make([]atomic.Int32, m.nitems)
+	return w
+}
+
+func (w *world) cpuLockName(c int) string {
+	if w.v.cpuLock {
+		return fmt.Sprintf("cpu%d->lock", c)
+	}
+	return fmt.Sprintf("cpu%d->work_mutex", c)
+}
+
+// thr is one thread's locals.
+type thr struct {
+	w *world
+	t int // thread index: vcpuN is N, the I/O thread is machine.io
+	// depth is current_cpu->exclusive_context_count (upstream).
+	depth int
+}
+
+func (th *thr) name() string { return th.w.m.threads[th.t] }
+
+// Signals and broadcasts. The model's label names the threads a wake-up
+// woke, which rt's Signal and Broadcast return under control (Note is a
+// no-op in real mode, where nobody reads labels).
+
+func (w *world) signal(cv *rt.Cond, label string) {
+	if woken := cv.Signal(label); woken >= 0 {
+		w.e.Note(" wakes " + w.m.threads[woken])
+	} else {
+		w.e.Note(" wakes nobody")
+	}
+}
+
+func (w *world) broadcast(cv *rt.Cond, label string) {
+	woken := cv.Broadcast(label)
+	if !w.ctl {
+		return
+	}
+	if len(woken) == 0 {
+		w.e.Note(" wakes nobody")
+		return
+	}
+	names := make([]string, len(woken))
+	for i, t := range woken {
+		names[i] = w.m.threads[t]
+	}
+	w.e.Note(" wakes " + strings.Join(names, " "))
+}
+
+// Observers, at the steps where the model updates them (run.go): the
+// code calls each right after the primitive of that step.
+
+// enterExec: cpu c is in cpu_exec from now on.
+func (th *thr) enterExec(c int) {
+	w := th.w
+	w.obs.inExec[c].Store(true)
+	w.e.Call(c, execOp{CPU: c, Gen: int(w.obs.gen.Load())})
+	w.checkExclusion()
+}
+
+// leaveExec: cpu c leaves cpu_exec.
+func (th *thr) leaveExec(c int) {
+	w := th.w
+	w.obs.inExec[c].Store(false)
+	w.e.Return(c, int(w.obs.gen.Load()))
+}
+
+func (th *thr) sectionStart() {
+	w := th.w
+	w.obs.active[th.t].Store(true)
+	w.e.Call(clientExclusive+th.t, exclusiveOp{Thread: th.name(), Gen: int(w.obs.gen.Load())})
+	w.checkExclusion()
+}
+
+func (th *thr) sectionEnd() {
+	w := th.w
+	w.obs.active[th.t].Store(false)
+	w.e.Return(clientExclusive+th.t, int(w.obs.gen.Load()))
+}
+
+// checkExclusion is the model's mutual-exclusion and single-exclusive
+// invariants (properties.go), in that order and with the same messages.
+// They can only start to fail when a CPU enters cpu_exec or a section
+// starts, which is where it is called. Each side stores its own flag
+// before reading the others' (seq-cst), so in real mode two overlapping
+// entries cannot both miss each other.
+func (w *world) checkExclusion() {
+	var in []string
+	for t := range w.obs.active {
+		if !w.obs.active[t].Load() {
+			continue
+		}
+		in = append(in, w.m.threads[t])
+		if len(in) > 1 {
+			continue
+		}
+		for c := range w.obs.inExec {
+			if w.obs.inExec[c].Load() {
+				w.e.Failf(PropMutualExclusion, "cpu%d (%s) is inside cpu_exec while %s's exclusive section runs",
+					c, w.m.runnerOf(c), w.m.threads[t])
+				return
+			}
+		}
+	}
+	if len(in) > 1 {
+		w.e.Fail(PropSingleExclusive, "exclusive sections of "+strings.Join(in, " and ")+" run at the same time")
+	}
+}
+
+// runWork: a work item's func runs; a second run is work-once's failure.
+func (th *thr) runWork(i int) {
+	w := th.w
+	if w.obs.ran[i].Add(1) != 1 {
+		w.e.Failf(PropWorkOnce, "%s runs %s a second time", th.name(), w.m.itemName(i))
+	}
+}
+
+// finalCheck is the model's work-once invariant once every thread has
+// finished: every queued item ran exactly once.
+func (w *world) finalCheck() *model.Violation {
+	for i := 0; i < w.m.nitems; i++ {
+		if n := w.obs.ran[i].Load(); n != 1 {
+			return model.Violationf(PropWorkOnce, "every thread has finished but %s's func ran %d times", w.m.itemName(i), n)
+		}
+	}
+	return nil
+}
