@@ -13,8 +13,19 @@
 //     over every complete execution by dynamic programming on the state
 //     graph (when it is acyclic), and linearizability is left to the
 //     strategies that follow whole paths.
+//   - dfs: exhaustive depth-first search with a visited set, sleep-set
+//     partial-order reduction for machines that implement
+//     model.Independence, and an optional preemption bound. Its
+//     counterexample is not shortest (the CLI minimizes it); it reports
+//     metric totals over the transitions it took, not per execution.
 //   - random: seeded random walks, each bounded in steps; every walk's
 //     history is checked for linearizability. Reproducible from its seed.
+//   - random-threads: random, but each step first picks a thread uniformly
+//     among those that can step, then one of its choices: a thread with
+//     many alternatives no longer starves the others.
+//   - pct: probabilistic concurrency testing with bug depth Options.Depth
+//     (Burckhardt et al., ASPLOS 2010); walk i is reproducible from
+//     (Seed, i).
 //   - paths: stateless depth-first enumeration of every execution (no state
 //     merging), for small sizes: every terminal path's history is checked.
 //
@@ -22,4 +33,69 @@
 // or a global random source on its own: timing statistics and progress
 // lines appear only when Options.Clock is set, and never influence a
 // verdict, a state count or a trace.
+//
+// # Visited sets
+//
+// bfs and dfs store visited states in an open-addressing hash table (a
+// fixed 64-bit wyhash-style hash of the key) over an arena of key bytes:
+// no allocation per state and no pointers for the garbage collector to
+// scan. With Options.Fingerprint only the 64-bit hash is stored; Stats
+// then carries TLC's two estimates of the probability that a collision
+// hid a state. With Options.Symmetry the key is the machine's
+// model.Symmetric canonical key, so one state per orbit is expanded.
+// Stats.BytesPerState is the search's memory per stored state.
+//
+// # Parallel bfs and determinism
+//
+// With Options.Workers > 1, bfs starts that many goroutines per level to
+// expand states; they are the only goroutines in the package. Expansion
+// (enabled choices, each step, the invariants of each successor, its key
+// and hash) is a pure function of the state, computed with a per-worker
+// Exec into a per-chunk buffer. One goroutine merges the chunks strictly in
+// level order, doing everything that depends on order (deduplication,
+// state indices and parents, the first violation, bounds, metrics) exactly
+// as the one-worker search does, which merges each state's expansion right
+// after computing it. The merged sequence of records is therefore the same
+// for any number of workers and any scheduling, and so is the Result:
+// verdict, counts, counterexample (the first in sequential bfs order,
+// i.e. the lowest (parent, choice) pair of the shortest ones) and metrics.
+// Only timing differs. Workers may expand a little past a violation;
+// that work is discarded.
+//
+// # Partial-order reduction in dfs
+//
+// dfs uses sleep sets (Godefroid 1996) with state caching: a state is
+// stored with the sleep set it was first explored with; a later visit
+// with sleep set Z explores the transitions that were asleep before but
+// are not in Z, and the stored set becomes the intersection. Two steps are
+// independent when they belong to different threads, their footprints
+// (model.Exec's record of memory words and touched objects read and
+// written) do not conflict, and the machine, through model.Independence,
+// confirms that they commute at that state. The machine's answer is what
+// covers everything footprints cannot see: enabling conditions checked in
+// Enabled, and bookkeeping kept outside the memory layer (observers,
+// abstract TLBs). A machine that does not implement the interface gets no
+// reduction at all, so protocol models are never reduced on the strength
+// of footprints alone.
+//
+// Why this is sound for the properties dfs checks:
+//
+//   - Sleep sets prune transitions, never states: every reachable state is
+//     visited (with the revisit rule above under state caching), so every
+//     invariant, including one over observers outside the memory layer,
+//     is checked at every reachable state, and every deadlock (a reachable
+//     state with no enabled choice) is found. The tests check exactly this
+//     against a naive enumeration: same state count.
+//   - An assertion inside a step (Exec.Fail) belongs to a transition. A
+//     transition t asleep at s was executed from an earlier state s0, and
+//     s is reached from s0 by steps independent of t; independence
+//     promises that t's assertion outcome is the same at each of those
+//     states, so it was checked when t ran at s0.
+//   - Linearizability and per-execution metrics are path properties: dfs
+//     does not claim them (as bfs does not check histories).
+//
+// A preemption bound turns the sleep sets off: their naive combination
+// with bounding can miss executions within the bound. The search state is
+// then (state, last thread, preemptions used), and Stats.States counts
+// such pairs.
 package explorer

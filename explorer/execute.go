@@ -176,13 +176,25 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
 	}
+	keyOf := plainKey
+	if opts.Symmetry {
+		sym, ok := m.(model.Symmetric)
+		if !ok {
+			return nil, fmt.Errorf("symmetry reduction: the machine (%T) does not implement model.Symmetric", m)
+		}
+		keyOf = sym.CanonicalKey
+	}
 	p := newProgress(opts)
 	var r *Result
 	switch opts.Strategy {
 	case BFS:
-		r = bfs(m, opts, p)
-	case Random:
+		r = bfs(m, opts, p, keyOf)
+	case DFS:
+		r = dfs(m, opts, p, keyOf)
+	case Random, RandomThreads:
 		r = random(m, opts, p)
+	case PCT:
+		r = pct(m, opts, p)
 	case Paths:
 		r = paths(m, opts, p)
 	}

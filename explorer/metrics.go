@@ -1,16 +1,24 @@
 package explorer
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // graph is the explored state graph in compressed form: the successors of
-// state i are to[start[i]:start[i+1]], with their metric deltas in
-// deltas[e*metrics:(e+1)*metrics]. Deltas are only stored when the machine
-// has metrics.
+// state i are to[start[i]:start[i+1]]; edge e's metric deltas are the
+// interned vector dvec[did[e]*metrics:(did[e]+1)*metrics]. Most steps
+// count nothing or one event, so a handful of distinct vectors serve every
+// edge and an edge costs 8 bytes whatever the number of metrics. Edges are
+// only stored when the machine has metrics.
 type graph struct {
 	metrics int
 	start   []int32
 	to      []int32
-	deltas  []int64
+	did     []uint32
+	dvec    []int64           // interned delta vectors; vector 0 is all zeros
+	dids    map[string]uint32 // vector bytes -> id
+	buf     []byte
 }
 
 func (g *graph) add(to int32, counts []int64) {
@@ -18,8 +26,40 @@ func (g *graph) add(to int32, counts []int64) {
 		return
 	}
 	g.to = append(g.to, to)
-	g.deltas = append(g.deltas, counts...)
+	g.did = append(g.did, g.intern(counts))
 }
+
+// intern returns the id of the delta vector counts.
+func (g *graph) intern(counts []int64) uint32 {
+	if g.dvec == nil {
+		g.dvec = make([]int64, g.metrics)
+		g.dids = map[string]uint32{}
+	}
+	zero := true
+	for _, d := range counts {
+		if d != 0 {
+			zero = false
+			break
+		}
+	}
+	if zero {
+		return 0
+	}
+	g.buf = g.buf[:0]
+	for _, d := range counts {
+		g.buf = binary.AppendVarint(g.buf, d)
+	}
+	if id, ok := g.dids[string(g.buf)]; ok {
+		return id
+	}
+	id := uint32(len(g.dvec) / g.metrics)
+	g.dids[string(g.buf)] = id
+	g.dvec = append(g.dvec, counts...)
+	return id
+}
+
+// delta is metric k's delta on edge e.
+func (g *graph) delta(e int32, k int) int64 { return g.dvec[int(g.did[e])*g.metrics+k] }
 
 // close ends the successor list of the state being expanded.
 func (g *graph) close() {
@@ -27,6 +67,11 @@ func (g *graph) close() {
 		return
 	}
 	g.start = append(g.start, int32(len(g.to)))
+}
+
+// bytes is the memory the graph holds.
+func (g *graph) bytes() int64 {
+	return int64(cap(g.start))*4 + int64(cap(g.to))*4 + int64(cap(g.did))*4 + int64(cap(g.dvec))*8
 }
 
 // summarise computes, for every metric, min, max and mean of its total
@@ -69,7 +114,7 @@ func (g *graph) summarise(names []string, terminal []bool, totals []int64, cut b
 			}
 			count[v] += count[w]
 			for k := 0; k < M; k++ {
-				d := g.deltas[int(e)*M+k]
+				d := g.delta(e, k)
 				sum[int(v)*M+k] += sum[int(w)*M+k] + float64(d)*count[w]
 				if x := lo[int(w)*M+k] + d; x < lo[int(v)*M+k] {
 					lo[int(v)*M+k] = x

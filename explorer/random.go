@@ -27,7 +27,7 @@ type walker struct {
 	st   *stepper
 	hist model.History
 	en   []model.Choice
-	seen map[string]struct{} // distinct states, when counted
+	seen *visited // distinct states, when counted
 	key  []byte
 }
 
@@ -45,7 +45,10 @@ func (w *walker) visit(s model.State) {
 		return
 	}
 	w.key = s.AppendKey(w.key[:0])
-	w.seen[string(w.key)] = struct{}{}
+	h := hashKey(w.key)
+	if slot, _, ok := w.seen.find(w.key, h); !ok {
+		w.seen.insert(slot, w.key, h, int32(w.seen.n))
+	}
 }
 
 func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
@@ -100,17 +103,52 @@ func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
 }
 
 // random runs opts.Runs seeded walks. Walk i uses a generator seeded with
-// (opts.Seed, i), so each walk is reproducible on its own.
+// (opts.Seed, i), so each walk is reproducible on its own. Plain random
+// picks uniformly among the enabled choices; random-threads picks a thread
+// uniformly among those with an enabled choice, then one of its choices.
 func random(m model.Machine, opts Options, p *progress) *Result {
+	threadFirst := opts.Strategy == RandomThreads
+	return walks(m, opts, p, fmt.Sprintf("%s: %d walks from seed %d", opts.Strategy, opts.Runs, opts.Seed), func(i int) Picker {
+		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
+		if threadFirst {
+			return func(en []model.Choice, _ int) model.Choice { return pickThreadFirst(rng, en) }
+		}
+		return func(en []model.Choice, _ int) model.Choice { return en[rng.IntN(len(en))] }
+	})
+}
+
+// pickThreadFirst picks a thread uniformly among those with an enabled
+// choice, then one of its choices uniformly. en is sorted by thread.
+func pickThreadFirst(rng *rand.Rand, en []model.Choice) model.Choice {
+	threads := 1
+	for i := 1; i < len(en); i++ {
+		if en[i].Thread != en[i-1].Thread {
+			threads++
+		}
+	}
+	k := rng.IntN(threads)
+	lo := 0
+	for i := 1; i <= len(en); i++ {
+		if i == len(en) || en[i].Thread != en[i-1].Thread {
+			if k == 0 {
+				return en[lo+rng.IntN(i-lo)]
+			}
+			k--
+			lo = i
+		}
+	}
+	panic("unreachable")
+}
+
+// walks runs opts.Runs walks, walk i driven by the picker newPick(i).
+func walks(m model.Machine, opts Options, p *progress, bound string, newPick func(i int) Picker) *Result {
 	r := &Result{}
 	w := newWalker(m)
-	w.seen = map[string]struct{}{}
+	w.seen = newVisited(false)
 	es := newExecStats(len(m.Metrics()))
 	cut := 0
 	for i := 0; i < opts.Runs; i++ {
-		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
-		pick := func(en []model.Choice, _ int) model.Choice { return en[rng.IntN(len(en))] }
-		walk := w.walk(pick, opts.MaxSteps, &r.Stats.Transitions)
+		walk := w.walk(newPick(i), opts.MaxSteps, &r.Stats.Transitions)
 		if len(walk.Schedule) > r.Stats.Depth {
 			r.Stats.Depth = len(walk.Schedule)
 		}
@@ -119,7 +157,7 @@ func random(m model.Machine, opts Options, p *progress) *Result {
 		}
 		if walk.Violation != nil {
 			r.Verdict, r.Violation, r.Schedule = Violation, walk.Violation, walk.Schedule
-			r.Stats.States = int64(len(w.seen))
+			r.Stats.States = int64(w.seen.n)
 			r.Stats.Executions = int64(i + 1)
 			return r
 		}
@@ -129,14 +167,64 @@ func random(m model.Machine, opts Options, p *progress) *Result {
 		} else {
 			cut++
 		}
-		p.report(int64(len(w.seen)), r.Stats.Transitions, r.Stats.Depth, 0)
+		p.report(int64(w.seen.n), r.Stats.Transitions, r.Stats.Depth, 0)
 	}
-	r.Stats.States = int64(len(w.seen))
+	r.Stats.States = int64(w.seen.n)
 	r.Verdict = Bounded
-	r.Bound = fmt.Sprintf("random: %d walks from seed %d", opts.Runs, opts.Seed)
+	r.Bound = bound
 	if cut > 0 {
 		r.Bound += fmt.Sprintf(", %d of them stopped at max-steps=%d (a spin loop or livelock?)", cut, opts.MaxSteps)
 	}
 	r.Metrics = es.metrics(m.Metrics())
 	return r
+}
+
+// pct runs opts.Runs walks of probabilistic concurrency testing
+// (Burckhardt, Kothari, Musuvathi, Nagarakatte, ASPLOS 2010) with bug
+// depth d = opts.Depth. Walk i draws, from a generator seeded with
+// (opts.Seed, i): distinct initial priorities d..d+n-1 for the n threads,
+// and d-1 change points among the first k steps. At each step the enabled
+// thread with the highest priority runs (one of its alternatives drawn
+// uniformly); after the step that is the j-th change point, the thread
+// that took it drops to priority d-1-j, below every initial priority. k
+// is the length of one calibration execution (lowest thread first, no
+// randomness), so it depends only on the machine: each walk is
+// reproducible from (seed, i) alone.
+func pct(m model.Machine, opts Options, p *progress) *Result {
+	n := len(m.Threads())
+	d := opts.Depth
+	calib := newWalker(m).walk(func(en []model.Choice, _ int) model.Choice { return en[0] }, opts.MaxSteps, nil)
+	k := max(1, len(calib.Schedule))
+	return walks(m, opts, p, fmt.Sprintf("pct: %d walks of depth %d from seed %d (k=%d)", opts.Runs, d, opts.Seed, k), func(i int) Picker {
+		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
+		prio := make([]int, n)
+		for t, q := range rng.Perm(n) {
+			prio[t] = d + q
+		}
+		change := make([]int, d-1)
+		for j := range change {
+			change[j] = 1 + rng.IntN(k)
+		}
+		step := 0
+		return func(en []model.Choice, prev int) model.Choice {
+			for j, at := range change {
+				if at == step && prev >= 0 {
+					prio[prev] = d - 1 - j
+				}
+			}
+			step++
+			best, lo, hi := -1, 0, 0
+			for a := 0; a < len(en); {
+				b := a
+				for b < len(en) && en[b].Thread == en[a].Thread {
+					b++
+				}
+				if t := en[a].Thread; best < 0 || prio[t] > prio[best] {
+					best, lo, hi = t, a, b
+				}
+				a = b
+			}
+			return en[lo+rng.IntN(hi-lo)]
+		}
+	})
 }

@@ -3,6 +3,7 @@ package explorer
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/protocheck/protocheck/model"
@@ -13,10 +14,17 @@ const (
 	BFS    = "bfs"
 	Random = "random"
 	Paths  = "paths"
+	DFS    = "dfs"
+	PCT    = "pct"
+	// RandomThreads is random with a thread-first picker: each step picks a
+	// thread uniformly among the threads with an enabled choice, then one
+	// of its choices uniformly. Plain random picks uniformly among all
+	// enabled choices, which favours a thread with many alternatives.
+	RandomThreads = "random-threads"
 )
 
 // Strategies lists the strategy names.
-var Strategies = []string{BFS, Random, Paths}
+var Strategies = []string{BFS, DFS, Random, RandomThreads, PCT, Paths}
 
 // A Verdict is the outcome of an exploration.
 type Verdict string
@@ -34,12 +42,38 @@ const (
 // Options configures an exploration. The zero value of each field selects
 // its documented default (see fill).
 type Options struct {
-	Strategy string // bfs (default), random or paths
-	Seed     int64  // random: seed of the first walk
-	Runs     int    // random: walks (default 1000); paths: executions bound (default 1e6)
-	MaxSteps int    // bound on steps per execution / bfs depth (default 10000)
-	// MaxStates bounds the distinct states bfs stores (default 5e6).
+	Strategy string // bfs (default), dfs, random, random-threads, pct or paths
+	Seed     int64  // random, random-threads, pct: seed of the first walk
+	Runs     int    // random, random-threads, pct: walks (default 1000); paths: executions bound (default 1e6)
+	MaxSteps int    // bound on steps per execution / bfs and dfs depth (default 10000)
+	// MaxStates bounds the distinct states bfs and dfs store (default 5e6).
 	MaxStates int
+	// Workers is the number of goroutines that expand states in bfs
+	// (default 1). Any worker count gives the identical Result (timing
+	// aside): see the package documentation. The machine's methods are then
+	// called concurrently on distinct states, which the Machine contract
+	// (pure, no shared mutable state) allows. Other strategies ignore it.
+	Workers int
+	// Fingerprint makes bfs and dfs store a 64-bit fingerprint per state
+	// instead of its key; Stats.FingerprintCollision estimates the
+	// probability that a collision hid a state.
+	Fingerprint bool
+	// Symmetry makes bfs and dfs identify states through the machine's
+	// model.Symmetric canonical key. A machine that does not implement
+	// model.Symmetric is an error.
+	Symmetry bool
+	// NoReduction turns off dfs's partial-order reduction (sleep sets),
+	// which is otherwise on for machines implementing model.Independence.
+	NoReduction bool
+	// Preemptions bounds, in dfs, the preemptions per execution (switching
+	// away from a thread that could still step): 0 means no bound and a
+	// negative value a bound of zero. A run that skipped a choice because of
+	// it is Bounded. Bounding turns the sleep sets off (their combination
+	// with a preemption bound is not sound without more machinery).
+	Preemptions int
+	// Depth is pct's bug depth d (default 3): d-1 priority change points
+	// per walk.
+	Depth int
 	// Clock, when set, times the run (Stats.Elapsed) and paces progress.
 	Clock func() time.Time
 	// Progress receives one line a second for runs longer than a second
@@ -67,7 +101,17 @@ func (o *Options) fill() error {
 	if o.MaxStates == 0 {
 		o.MaxStates = 5_000_000
 	}
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	if o.Depth == 0 {
+		o.Depth = 3
+	}
 	switch {
+	case o.Workers < 0:
+		return fmt.Errorf("workers must be positive, got %d", o.Workers)
+	case o.Depth < 0:
+		return fmt.Errorf("pct depth must be positive, got %d", o.Depth)
 	case o.Runs < 0:
 		return fmt.Errorf("runs must be positive, got %d", o.Runs)
 	case o.MaxSteps < 0:
@@ -80,7 +124,7 @@ func (o *Options) fill() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown strategy %q (strategies: bfs, random, paths)", o.Strategy)
+	return fmt.Errorf("unknown strategy %q (strategies: %s)", o.Strategy, strings.Join(Strategies, ", "))
 }
 
 // Result is the outcome of any strategy.
@@ -101,13 +145,30 @@ type Result struct {
 // Stats are the counts of an exploration. States and Transitions do not
 // depend on the machine's speed; Elapsed and StatesPerSec do.
 type Stats struct {
-	States      int64 // distinct states (bfs, random) or states visited (paths)
+	States      int64 // distinct states (bfs, dfs, random walks) or states visited (paths)
 	Transitions int64
 	Depth       int   // longest execution or bfs level reached
 	Executions  int64 // complete executions followed (random, paths)
 	Elapsed     time.Duration
 	// StatesPerSec is States over Elapsed (0 without a clock).
 	StatesPerSec float64
+	// BytesPerState is the memory bfs and dfs hold per stored state at the
+	// end of the run: the visited set (hash table, key arena or
+	// fingerprints), the per-state search bookkeeping (parents, choices,
+	// sleep sets) and the state graph kept for metrics, divided by States.
+	// The frontier of actual states (one bfs level, or the dfs stack) is
+	// transient and not included. It depends only on the run's counts, not
+	// on the machine's speed.
+	BytesPerState float64
+	// FingerprintCollision is, with Options.Fingerprint, TLC's optimistic
+	// estimate of the probability that a fingerprint collision hid a
+	// state: n*(m-n)/2^64 for n distinct fingerprints and m states
+	// generated (transitions plus the initial state). 0 otherwise.
+	FingerprintCollision float64
+	// FingerprintCollisionObserved is TLC's second estimate, from the
+	// fingerprints actually stored: 1/(the smallest difference between two
+	// of them, sorted). 0 without fingerprints.
+	FingerprintCollisionObserved float64
 }
 
 // A Metric summarises one of the machine's counters over the complete

@@ -1,0 +1,127 @@
+package explorer_test
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols"
+)
+
+// variantCase is one protocol variant at given parameters.
+type variantCase struct {
+	name string
+	m    model.Machine
+}
+
+// allVariants instantiates every variant of every protocol, with params
+// chosen by size (nil: defaults).
+func allVariants(t *testing.T, size func(p *model.Protocol) model.Params) []variantCase {
+	var out []variantCase
+	for _, p := range protocols.All() {
+		for _, v := range p.Variants {
+			m, params, err := p.Instantiate(v.Name, size(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, variantCase{fmt.Sprintf("%s/%s %s", p.Name, v.Name, params), m})
+		}
+	}
+	return out
+}
+
+// smallest gives every parameter its minimum.
+func smallest(p *model.Protocol) model.Params {
+	out := model.Params{}
+	for _, q := range p.Params {
+		out[q.Name] = q.Min
+	}
+	return out
+}
+
+func defaults(*model.Protocol) model.Params { return nil }
+
+// comparable strips what may differ between runs of the same search: the
+// timing.
+func comparable(r *explorer.Result) explorer.Result {
+	c := *r
+	c.Stats.Elapsed, c.Stats.StatesPerSec = 0, 0
+	return c
+}
+
+// Any number of bfs workers gives the identical Result: verdict, counts,
+// counterexample, labels, metrics and memory per state.
+func TestWorkersGiveIdenticalResults(t *testing.T) {
+	// Under -short (CI's race-detector run) the smallest sizes; the
+	// default sizes otherwise.
+	size := defaults
+	if testing.Short() {
+		size = smallest
+	}
+	for _, c := range allVariants(t, size) {
+		one, err := explorer.Explore(c.m, explorer.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{2, 4} {
+			r, err := explorer.Explore(c.m, explorer.Options{Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := comparable(one), comparable(r); !reflect.DeepEqual(a, b) {
+				t.Errorf("%s: workers=%d differs from workers=1:\n%+v\n%+v", c.name, w, b, a)
+			}
+		}
+	}
+}
+
+// Every variant at its smallest size (and, with PROTOCHECK_AUDIT=1 in the
+// environment, at its default size) gets the same verdict from every
+// exhaustive configuration, and the same number of states where the whole
+// space is explored: sleep sets prune transitions, never states.
+func TestReductionsAgreeOnEveryVariant(t *testing.T) {
+	configs := []struct {
+		name string
+		opts explorer.Options
+	}{
+		{"bfs workers=2", explorer.Options{Workers: 2}},
+		{"bfs fingerprint", explorer.Options{Fingerprint: true}},
+		{"dfs", explorer.Options{Strategy: explorer.DFS}},
+		{"dfs no-reduction", explorer.Options{Strategy: explorer.DFS, NoReduction: true}},
+		{"dfs fingerprint", explorer.Options{Strategy: explorer.DFS, Fingerprint: true}},
+	}
+	sizes := []func(*model.Protocol) model.Params{smallest}
+	if os.Getenv("PROTOCHECK_AUDIT") != "" {
+		sizes = append(sizes, defaults) // about a minute more
+	}
+	for _, size := range sizes {
+		for _, c := range allVariants(t, size) {
+			base, err := explorer.Explore(c.m, explorer.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cfg := range configs {
+				r, err := explorer.Explore(c.m, cfg.opts)
+				if err != nil {
+					t.Fatalf("%s %s: %v", c.name, cfg.name, err)
+				}
+				if r.Verdict != base.Verdict {
+					t.Errorf("%s: %s says %s, bfs says %s", c.name, cfg.name, r, base)
+					continue
+				}
+				if r.Verdict == explorer.OK && r.Stats.States != base.Stats.States {
+					t.Errorf("%s: %s reaches %d states, bfs %d", c.name, cfg.name, r.Stats.States, base.Stats.States)
+				}
+				if r.Verdict == explorer.Violation {
+					ex, err := explorer.Execute(c.m, r.Schedule)
+					if err != nil || ex.Violation == nil || ex.Violation.Property != r.Violation.Property {
+						t.Errorf("%s: %s counterexample does not replay: %v", c.name, cfg.name, err)
+					}
+				}
+			}
+		}
+	}
+}
