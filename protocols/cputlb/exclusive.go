@@ -25,6 +25,12 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 			prefix += "woken, re-acquires qemu_cpu_list_lock; "
 		}
 		if p := x.Load(s.mem, wPending); p != 0 {
+			if v.pc == pcExclIdleRelock {
+				// Waiting again is a step of its own.
+				x.Labelf("%sexclusive_idle: pending_cpus == %d", prefix, p)
+				v.pc = pcExclIdleRewait
+				return
+			}
 			x.Wait(&s.resumeCond, "exclusive_resume", &s.listLock, listLock)
 			x.Labelf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p)
 			v.pc = pcExclIdleRelock
@@ -72,16 +78,25 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 		x.Labelf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond)", name)
 		v.pc = pcExclRelock
 	case pcExclRelock:
-		// Re-acquire, re-test and, if need be, wait again: one step, as
-		// pending_cpus is written only under the lock.
+		// Re-acquire and re-test (pending_cpus is written only under the
+		// lock); waiting again is a step of its own (pcExclRewait).
 		x.Lock(&s.listLock, listLock)
-		if p := x.Load(s.mem, wPending); p > 1 {
-			x.Wait(&s.exclCond, "exclusive_cond", &s.listLock, listLock)
-			x.Labelf("start_exclusive(%s): woken, pending_cpus == %d > 1, qemu_cond_wait(exclusive_cond) again", name, p)
+		p := x.Load(s.mem, wPending)
+		if p > 1 {
+			x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == %d > 1", name, p)
+			v.pc = pcExclRewait
 			return
 		}
-		x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == 1", name)
+		x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == %d", name, p)
 		v.pc = pcExclUnlock
+	case pcExclRewait:
+		x.Wait(&s.exclCond, "exclusive_cond", &s.listLock, listLock)
+		x.Labelf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond) again", name)
+		v.pc = pcExclRelock
+	case pcExclIdleRewait:
+		x.Wait(&s.resumeCond, "exclusive_resume", &s.listLock, listLock)
+		x.Labelf("start_exclusive(%s): exclusive_idle: qemu_cond_wait(exclusive_resume) again", name)
+		v.pc = pcExclIdleRelock
 	case pcExclUnlock:
 		x.Unlock(&s.listLock, listLock)
 		x.Labelf("start_exclusive(%s): qemu_mutex_unlock(qemu_cpu_list_lock): exclusive section begins", name)

@@ -40,8 +40,23 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 		x.Store(s.mem, wRunning(t), 0)
 		m.exclusiveIdle(s, t, x, "cpu_exec_start("+name+"): not counted: atomic_set(running, false); ")
 	case pcStartRelock:
+		// Woken: re-acquire and re-test. Waiting again is a step of its
+		// own (pcStartRewait), as in the real code, where the wait is a
+		// second condition-variable operation.
 		x.Lock(&s.listLock, listLock)
-		m.exclusiveIdle(s, t, x, "cpu_exec_start("+name+"): woken, re-acquires qemu_cpu_list_lock; ")
+		prefix := "cpu_exec_start(" + name + "): woken, re-acquires qemu_cpu_list_lock; "
+		if p := x.Load(s.mem, wPending); p != 0 {
+			x.Labelf("%sexclusive_idle: pending_cpus == %d", prefix, p)
+			v.pc = pcStartRewait
+			return
+		}
+		x.Store(s.mem, wRunning(t), 1)
+		x.Labelf("%sexclusive_idle: pending_cpus == 0; atomic_set(running, true)", prefix)
+		v.pc = pcStartUnlock
+	case pcStartRewait:
+		x.Wait(&s.resumeCond, "exclusive_resume", &s.listLock, listLock)
+		x.Labelf("cpu_exec_start(%s): exclusive_idle: qemu_cond_wait(exclusive_resume) again", name)
+		v.pc = pcStartRelock
 	case pcStartUnlock:
 		x.Unlock(&s.listLock, listLock)
 		x.Labelf("cpu_exec_start(%s): qemu_mutex_unlock(qemu_cpu_list_lock), enter cpu_exec", name)
@@ -49,10 +64,9 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 	}
 }
 
-// exclusiveIdle is cpu_exec_start's exclusive_idle() with the lock held:
-// wait on exclusive_resume while pending_cpus != 0, then running = true.
-// Re-acquiring after a wake-up, re-testing and waiting again is one step:
-// the test reads a word written only under the lock.
+// exclusiveIdle is cpu_exec_start's exclusive_idle() with the lock held,
+// before any wait: wait on exclusive_resume if pending_cpus != 0, else
+// running = true. The test reads a word written only under the lock.
 func (m *machine) exclusiveIdle(s *state, t int, x *model.Exec, prefix string) {
 	v := &s.cpu[t]
 	if p := x.Load(s.mem, wPending); p != 0 {

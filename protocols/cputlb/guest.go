@@ -1,6 +1,10 @@
 package cputlb
 
-import "github.com/protocheck/protocheck/model"
+import (
+	"fmt"
+
+	"github.com/protocheck/protocheck/model"
+)
 
 // The source's guest program, one TB: clear the PTE of page X, execute the
 // broadcast invalidate (the helper calls the flush function), and then the
@@ -8,12 +12,14 @@ import "github.com/protocheck/protocheck/model"
 // translation (in H9's litmus test: *memP = 1 after tlbie; tlbsync;
 // ptesync).
 const (
-	gClearPTE uint8 = iota // *pte = 0
-	gQueue                 // flush_all_helper: one remote job per target (idx)
-	gOwn                   // the source's own flush: safe work, or at once
-	gTBEnd                 // cpu_loop_exit, or fall through to the next instruction
-	gNext                  // the next instruction, in a later TB (after cpu_loop_exit)
-	gSrcDone               // the guest halts
+	gClearPTE    uint8 = iota // *pte = 0
+	gQueue                    // flush_all_helper: one remote job per target (idx): cpu->lock, append
+	gQueueKick                // ... qemu_cpu_kick
+	gQueueUnlock              // ... unlock
+	gOwn                      // the source's own flush: safe work, or at once
+	gTBEnd                    // cpu_loop_exit, or fall through to the next instruction
+	gNext                     // the next instruction, in a later TB (after cpu_loop_exit)
+	gSrcDone                  // the guest halts
 )
 
 // programDone: the guest has nothing left to execute and will halt.
@@ -122,25 +128,45 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 		v.guest = gQueue
 		v.idx = 1
 	case gQueue:
+		// queue_work_on_cpu on a target: lock its cpu->lock and append,
+		// kick, unlock (work.go).
 		c := int(v.idx)
-		it, async := itemRemoteBQL, "async_run_on_cpu"
+		it := itemRemoteBQL
 		if m.cfg.noBQL {
-			it, async = itemRemoteNoBQL, "async_run_on_cpu_no_bql"
+			it = itemRemoteNoBQL
 		}
-		m.queueWork(s, c, it, m.cfg.kickQueue, x)
+		m.queueLock(s, c, it, x)
+		x.Labelf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(c, true), cpuLockName(c), workList(c))
+		v.guest = gQueueKick
+		if !m.cfg.kickQueue {
+			v.guest = gQueueUnlock
+		}
+	case gQueueKick:
+		c := int(v.idx)
+		m.kick(s, c, x)
+		x.Labelf("%s: qemu_cpu_kick(%s): qemu_cond_broadcast(%s->halt_cond), cpu_exit", m.queueCall(c, false), cpuName(c), cpuName(c))
+		v.guest = gQueueUnlock
+	case gQueueUnlock:
+		c := int(v.idx)
+		m.queueUnlock(s, c, x)
 		if m.cfg.kickQueue {
-			x.Labelf("%s: flush_all_helper: %s(%s, %s), qemu_cpu_kick(%s)", fn, async, cpuName(c), flushFn, cpuName(c))
+			x.Labelf("%s: qemu_mutex_unlock(%s)", m.queueCall(c, false), cpuLockName(c))
 		} else {
-			x.Labelf("%s: flush_all_helper: %s(%s, %s) without a kick", fn, async, cpuName(c), flushFn)
+			x.Labelf("%s: qemu_mutex_unlock(%s) without a kick", m.queueCall(c, false), cpuLockName(c))
 		}
 		v.idx++
+		v.guest = gQueue
 		if int(v.idx) == m.n {
 			v.idx = 0
 			v.guest = gOwn
 		}
 	case gOwn:
 		if m.cfg.synced {
-			m.queueWork(s, src, itemSafe, true, x)
+			// On its own cpu->lock, which only the source takes (and
+			// not while it runs guest code): one step (work.go).
+			m.queueLock(s, src, itemSafe, x)
+			m.kick(s, src, x)
+			m.queueUnlock(s, src, x)
 			x.Labelf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn)
 		} else {
 			// The non-synced helper flushes the source at once
@@ -161,6 +187,19 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 	case gNext:
 		m.nextInstruction(s, x, "")
 	}
+}
+
+// queueCall names flush_all_helper's async_run_on_cpu call on target c,
+// with the function queued in the first of its steps.
+func (m *machine) queueCall(c int, withFn bool) string {
+	async := "async_run_on_cpu"
+	if m.cfg.noBQL {
+		async = "async_run_on_cpu_no_bql"
+	}
+	if withFn {
+		return fmt.Sprintf("%s: flush_all_helper: %s(%s, %s)", m.flushName(), async, cpuName(c), flushFn)
+	}
+	return fmt.Sprintf("%s: flush_all_helper: %s(%s)", m.flushName(), async, cpuName(c))
 }
 
 // nextInstruction is the source's guest instruction after the invalidate:

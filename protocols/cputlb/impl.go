@@ -21,17 +21,27 @@ package cputlb
 //
 // Every model step is exactly one rt scheduling point, with the model's
 // label (the static part given to the primitive, the values the step read
-// appended with Env.Note). Where the model folds a critical section into
-// one step, the code has one anchor primitive (usually Env.Yield) and does
-// the rest as local computation right after it:
+// appended with Env.Note). A primitive's kind (a wait, an unlock, a
+// yield) must be known before the scheduling point is reached, so where a
+// step's primitive depends on shared state, that state is read with a
+// lock held that its writers need, at the end of the previous step:
 //
-//   - cpu->lock sections (queue_work_on_cpu with its kick, the idle test
-//     and pop of qemu_tcg_wait_io_event, g_free(wi) and the next pop): the
-//     model never holds cpu->lock between steps (work.go, Lipton
-//     reduction). Under control only one goroutine runs, so the section
-//     needs no lock; in real mode it takes cpu->lock, an rt.Mutex locked
-//     and unlocked inside the step (lockCPU), which is a plain sync.Mutex
-//     there.
+//   - cpu->lock is an rt.Mutex in both modes, and halt_cond an rt.Cond on
+//     it. The vCPU takes cpu->lock with atomic_mb_set(exit_request, 0)
+//     and keeps it into qemu_tcg_wait_io_event, as the branch does; the
+//     idle test is done with the lock held, so the next step is known:
+//     qemu_cond_wait(halt_cond) (Cond.WaitAs, whose wake-up step has the
+//     model's label) or, not idle, the unlock after the pop.
+//     queue_work_on_cpu takes the target's cpu->lock as a step, appends,
+//     kicks (qemu_cond_broadcast(halt_cond), which rt says whom it woke;
+//     a halted vCPU is enabled only once kicked, as in the model) and
+//     unlocks, three steps as in the model (work.go).
+//   - Sections the model folds into one step because nobody else can
+//     hold the lock then (process_queued_cpu_work's g_free(wi) and next
+//     pop, the source queueing on its own cpu->lock) have one anchor
+//     primitive (Env.Yield) and do the rest as local computation right
+//     after it: under control only one goroutine runs, so they take no
+//     lock; in real mode they take cpu->lock inside the step (lockCPU).
 //   - The shared words that folded steps touch (pending_cpus, running,
 //     has_waiter, exit_request) are plain sync/atomic words: a folded step
 //     reads and writes them after its anchor, which an rt.Word could not
@@ -40,47 +50,25 @@ package cputlb
 //   - Under qemu_cpu_list_lock, values written only under that lock
 //     (pending_cpus, has_waiter, the caller's running) are read at the end
 //     of the previous step when the next step's primitive depends on them
-//     (a Cond.Wait or not): the lock is held in between, so nobody can
+//     (a Cond wait or not): the lock is held in between, so nobody can
 //     change them, and the label (which carries the value) is known before
-//     the primitive.
+//     the primitive. exclusive_cond and exclusive_resume are rt.Conds on
+//     qemu_cpu_list_lock, waited on with Cond.WaitAs: the wake-up step is
+//     the model's re-acquire step, its label completed with Env.Note once
+//     the predicate is re-tested; waiting again is a step of its own in
+//     both.
 //
-// # Where model and rt cannot agree (see impl_test.go)
-//
-// The model's condition-variable steps are not rt's. rt's Cond.Wait is two
-// steps whose second is labelled rt.RelockLabel(waitLabel), and a thread
-// whose wait ends is enabled exactly when woken and the mutex is free. The
-// model labels its re-acquire steps itself ("start_exclusive(cpu0): woken,
-// re-acquires qemu_cpu_list_lock; ...") and folds re-acquire, re-test and
-// a second wait into that one step; rt offers no primitive whose label is
-// free and which is enabled only once woken. So:
-//
-//   - exclusive_cond and exclusive_resume are rt.Conds on
-//     qemu_cpu_list_lock: the wait step is the model's, the re-acquire
-//     step is enabled exactly as in the model but is labelled
-//     RelockLabel(wait label) instead of the model's label.
-//   - halt_cond: its wakers (queue_work_on_cpu's kick) run in folded
-//     cpu->lock sections and cannot hold an rt mutex around the broadcast,
-//     so under control an rt.Cond would lose the wake-up between the idle
-//     test and the wait. Under control the halted vCPU therefore waits by
-//     polling: one Yield per re-test, labelled as the model's re-acquire
-//     step; the poll is enabled even when nobody kicked the vCPU (a
-//     spurious wake-up, which the code tolerates by re-testing, as QEMU's
-//     while loop does, and the model does not enable). In real mode it is
-//     an rt.Cond on cpu->lock, kicked after the work item is queued under
-//     that lock, as in QEMU.
-//   - rt has no "done" state for a goroutine parked forever (the model's
-//     vCPU asleep on halt_cond with nothing left to do, Status.Done): a
-//     run whose goroutines all wait is a deadlock. A vCPU whose guest has
-//     halted, whose work list is empty and to which nothing can be queued
-//     any more (cpu0 after its own flush; a target whose flush item was
-//     queued, which it then ran) exits instead of waiting, in the step in
-//     which the model starts its last wait. Nothing can wake it: flush
-//     items are queued once, and start_exclusive only kicks vCPUs it saw
-//     running, which a vCPU in qemu_tcg_wait_io_event is not.
-//
-// Along a model schedule (conform.Target.ReplayModel) neither difference
-// shows unless the schedule contains a re-acquire step; under free
-// exploration a run agrees with the model up to its first re-acquire step.
+// rt has no "done" state for a goroutine parked forever (the model's vCPU
+// asleep on halt_cond with nothing left to do, Status.Done): a run whose
+// goroutines all wait is a deadlock. A vCPU whose guest has halted, whose
+// work list is empty and to which nothing can be queued any more (cpu0
+// after its own flush; a target whose flush item was queued, which it then
+// ran) releases cpu->lock in the model's wait step, as the wait does, and
+// exits instead of waiting. Nothing could wake it: flush items are queued
+// once, and start_exclusive only kicks vCPUs it saw running, which cannot
+// reach qemu_tcg_wait_io_event before the kick (they block on
+// qemu_cpu_list_lock in cpu_exec_start or cpu_exec_end). A vCPU that
+// sleeps and is never kicked (no-kick) is the deadlock the model reports.
 
 import (
 	"fmt"
@@ -120,10 +108,10 @@ type rcpu struct {
 	hasWaiter atomic.Uint32 // written only under qemu_cpu_list_lock
 	exitReq   atomic.Uint32
 
-	// cpu->lock protects the work list and the work-once observers. Real
-	// mode only: under control every section is inside one step.
+	// cpu->lock protects the work list, the work-once observers and
+	// queued; halt_cond waits with it.
 	lock     *rt.Mutex
-	haltCond *rt.Cond // real mode only, see the file comment
+	haltCond *rt.Cond
 	queue    []item
 
 	posted, ran, freedD, freedW int  // work-once observers
@@ -141,12 +129,7 @@ type run struct {
 	bql      *rt.Mutex
 	exclCond *rt.Cond // exclusive_cond
 	resume   *rt.Cond // exclusive_resume
-	// exclWaiters: the threads waiting on exclusive_cond, as a bit set,
-	// kept under qemu_cpu_list_lock so that a signal can name whom it
-	// woke (rt's Signal wakes the alt-th waiter in thread order, as the
-	// model's).
-	exclWaiters uint64
-	cpu         []*rcpu
+	cpu      []*rcpu
 	// resumed is the observer of no-stale-translation: cpu0 has executed
 	// the guest instruction after the invalidate.
 	resumed atomic.Bool
@@ -170,8 +153,9 @@ func newRun(e *rt.Env, m *machine) *run {
 }
 
 // lockCPU and unlockCPU bracket a cpu->lock section that the model folds
-// into one step: a real lock in real mode, nothing under control (one
-// goroutine runs, and the section has no scheduling point).
+// into one step because nobody else can hold the lock then: a real lock in
+// real mode, nothing under control (one goroutine runs, and the section
+// has no scheduling point).
 func (r *run) lockCPU(c int) {
 	if !r.ctl {
 		r.cpu[c].lock.Lock("qemu_mutex_lock(cpu->lock)")
@@ -205,7 +189,6 @@ func (r *run) vcpu(t int) {
 		v.execStart()
 		v.exec()
 		v.execEnd()
-		v.clearExit()
 		if !v.waitIOEvent() {
 			return
 		}
@@ -240,9 +223,7 @@ func (v *vc) execStart() {
 			// running = false before the wait: it is read only under the
 			// lock (start_exclusive's scan), which this thread holds.
 			rc.running.Store(0)
-			r.resume.Wait(fmt.Sprintf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p))
-			// Woken (rt's re-acquire step): exclusive_idle re-tests.
-			v.exclusiveIdleAgain()
+			v.exclusiveIdle(fmt.Sprintf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p))
 		} else {
 			r.e.Yield(prefix + "exclusive_idle: pending_cpus == 0; atomic_set(running, true)")
 			rc.running.Store(0)
@@ -252,17 +233,23 @@ func (v *vc) execStart() {
 	r.listLock.Unlock("cpu_exec_start(" + name + "): qemu_mutex_unlock(qemu_cpu_list_lock), enter cpu_exec")
 }
 
-// exclusiveIdleAgain is exclusive_idle after a wake-up, with the lock
-// re-acquired: wait again while pending_cpus != 0, then running = true.
-func (v *vc) exclusiveIdleAgain() {
+// exclusiveIdle is cpu_exec_start's exclusive_idle once pending_cpus was
+// found set: wait on exclusive_resume (the step labelled wait) until
+// pending_cpus is 0, then running = true. Each wake-up is the model's
+// re-acquire step, completed with what the re-test found.
+func (v *vc) exclusiveIdle(wait string) {
 	r, rc := v.r, v.r.cpu[v.t]
+	woken := "cpu_exec_start(" + v.name + "): woken, re-acquires qemu_cpu_list_lock; "
 	for {
+		r.resume.WaitAs(wait, woken)
 		p := r.pending.Load()
 		if p == 0 {
 			rc.running.Store(1)
+			r.e.Note("exclusive_idle: pending_cpus == 0; atomic_set(running, true)")
 			return
 		}
-		r.resume.Wait(fmt.Sprintf("cpu_exec_start(%s): woken, re-acquires qemu_cpu_list_lock; exclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", v.name, p))
+		r.e.Notef("exclusive_idle: pending_cpus == %d", p)
+		wait = "cpu_exec_start(" + v.name + "): exclusive_idle: qemu_cond_wait(exclusive_resume) again"
 	}
 }
 
@@ -393,22 +380,12 @@ func (v *vc) sourceTB() bool {
 	r.e.Call(src, invalidate{})
 
 	// flush_all_helper: one flush job per target.
-	it, async := itemRemoteBQL, "async_run_on_cpu"
-	if m.cfg.noBQL {
-		it, async = itemRemoteNoBQL, "async_run_on_cpu_no_bql"
-	}
 	for c := 1; c < m.n; c++ {
-		if m.cfg.kickQueue {
-			r.e.Yield(fmt.Sprintf("%s: flush_all_helper: %s(%s, %s), qemu_cpu_kick(%s)", fn, async, cpuName(c), flushFn, cpuName(c)))
-		} else {
-			r.e.Yield(fmt.Sprintf("%s: flush_all_helper: %s(%s, %s) without a kick", fn, async, cpuName(c), flushFn))
-		}
-		r.queueWork(c, it, m.cfg.kickQueue)
+		r.queueRemote(c)
 	}
 
 	if m.cfg.synced {
-		r.e.Yield(fmt.Sprintf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn))
-		r.queueWork(src, itemSafe, true)
+		r.queueOwn(fmt.Sprintf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn))
 	} else {
 		// tlb_flush_page_by_mmuidx_async_0: the source's own TLB at once.
 		r.e.Yield(fmt.Sprintf("%s: tlb_flush_page_by_mmuidx_async_0(cpu0): flush page X from cpu0's TLB at once", fn))
@@ -434,37 +411,64 @@ func (v *vc) nextInstruction(how string) {
 	v.guest = gSrcDone
 }
 
-// queueWork is queue_work_on_cpu, the local part of the step whose anchor
-// the caller has taken: under cpu->lock append the item, then
-// qemu_cpu_kick (broadcast halt_cond, cpu_exit) unless the variant drops
-// it. In real mode the broadcast comes after the append under the lock,
-// so a vCPU between its idle test and its wait (holding cpu->lock) cannot
-// miss it.
-func (r *run) queueWork(c int, it item, kick bool) {
-	rc := r.cpu[c]
-	r.lockCPU(c)
-	if len(rc.queue) == 2 {
-		r.e.Fail(WorkOnce, fmt.Sprintf("model error: %s's work list is full", cpuName(c)))
-	} else {
-		rc.queue = append(rc.queue, it)
-		rc.posted++
-		rc.queued = true
+// queueRemote is flush_all_helper's queue_work_on_cpu on target c, three
+// steps as in the model (work.go): lock c's cpu->lock and append the item;
+// qemu_cpu_kick (queue_work_on_cpu_locked kicks under the lock, so a vCPU
+// between its idle test and its wait, which holds the lock, cannot miss
+// it); unlock. Without the kick (no-kick) it is two.
+func (r *run) queueRemote(c int) {
+	m, rc := r.m, r.cpu[c]
+	it := itemRemoteBQL
+	if m.cfg.noBQL {
+		it = itemRemoteNoBQL
 	}
-	r.unlockCPU(c)
-	if kick {
-		r.kick(c)
+	call := m.queueCall(c, false)
+	rc.lock.Lock(fmt.Sprintf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(c, true), cpuLockName(c), workList(c)))
+	r.appendWork(c, it)
+	if !m.cfg.kickQueue {
+		rc.lock.Unlock(fmt.Sprintf("%s: qemu_mutex_unlock(%s) without a kick", call, cpuLockName(c)))
+		return
 	}
+	r.kick(c, fmt.Sprintf("%s: qemu_cpu_kick(%s): qemu_cond_broadcast(%s->halt_cond), cpu_exit", call, cpuName(c), cpuName(c)))
+	rc.lock.Unlock(fmt.Sprintf("%s: qemu_mutex_unlock(%s)", call, cpuLockName(c)))
 }
 
-// kick is qemu_cpu_kick under MTTCG: cpu_exit and a broadcast of
-// halt_cond (a real one only in real mode; under control a halted vCPU
-// polls, see the file comment).
-func (r *run) kick(c int) {
-	rc := r.cpu[c]
+// queueOwn is async_safe_run_on_cpu on the source itself: one step, as in
+// the model, since only the source takes its own cpu->lock and it does not
+// hold it while running guest code. Under control the kick's broadcast is
+// left out: nobody can wait on cpu0's halt_cond while cpu0 runs this, and
+// a broadcast would be a scheduling point of its own.
+func (r *run) queueOwn(label string) {
+	rc := r.cpu[src]
+	r.e.Yield(label)
+	r.lockCPU(src)
+	r.appendWork(src, itemSafe)
 	rc.exitReq.Store(1)
 	if !r.ctl {
 		rc.haltCond.Broadcast("qemu_cond_broadcast(halt_cond)")
 	}
+	r.unlockCPU(src)
+}
+
+// appendWork appends a work item to c's list, with c's cpu->lock held.
+func (r *run) appendWork(c int, it item) {
+	rc := r.cpu[c]
+	if len(rc.queue) == 2 {
+		r.e.Fail(WorkOnce, fmt.Sprintf("model error: %s's work list is full", cpuName(c)))
+		return
+	}
+	rc.queue = append(rc.queue, it)
+	rc.posted++
+	rc.queued = true
+}
+
+// kick is qemu_cpu_kick under MTTCG, one step: qemu_cond_broadcast of
+// halt_cond, which is the step's primitive, then cpu_exit
+// (exit_request = 1).
+func (r *run) kick(c int, label string) {
+	rc := r.cpu[c]
+	rc.haltCond.Broadcast(label)
+	rc.exitReq.Store(1)
 }
 
 // ---- cpu_exec_end (exec.go) ----
@@ -494,91 +498,67 @@ func (v *vc) execEnd() {
 		r.pending.Store(p)
 		r.e.Notef("has_waiter = false; atomic_set(pending_cpus, %d)", p)
 		if p == 1 {
-			r.exclCond.Signal("cpu_exec_end(" + name + "): qemu_cond_signal(exclusive_cond)")
-			if r.exclWaiters == 0 {
-				r.e.Note(", nobody waits")
-			} else {
-				// Whom rt woke is not returned; with one initiator the
-				// only possible waiter is the lowest thread in the set,
-				// the model's alternative 0.
-				w := lowestBit(r.exclWaiters)
-				r.exclWaiters &^= 1 << uint(w)
+			if w := r.exclCond.Signal("cpu_exec_end(" + name + "): qemu_cond_signal(exclusive_cond)"); w >= 0 {
 				r.e.Note(" wakes " + cpuName(w))
+			} else {
+				r.e.Note(", nobody waits")
 			}
 		}
 	}
 	r.listLock.Unlock("cpu_exec_end(" + name + "): qemu_mutex_unlock(qemu_cpu_list_lock)")
 }
 
-func lowestBit(x uint64) int {
-	for i := 0; i < 64; i++ {
-		if x&(1<<uint(i)) != 0 {
-			return i
-		}
-	}
-	return -1
-}
-
 // ---- the bottom of mttcg's loop (work.go) ----
 
-func (v *vc) clearExit() {
-	v.r.e.Yield("qemu_tcg_cpu_thread_fn(" + v.name + "): atomic_mb_set(exit_request, 0)")
-	v.r.cpu[v.t].exitReq.Store(0)
-}
-
-// waitIOEvent is qemu_tcg_wait_io_event: while cpu_thread_is_idle, wait
-// on halt_cond; then pop the first work item (v.cur, itemNone if the list
-// is empty). It reports false when the vCPU would sleep for good.
+// waitIOEvent is the bottom of mttcg's loop: take cpu->lock and clear
+// exit_request, then qemu_tcg_wait_io_event: while cpu_thread_is_idle,
+// wait on halt_cond; then pop the first work item (v.cur, itemNone if the
+// list is empty) and drop the lock. It reports false when the vCPU would
+// sleep for good (see the file comment).
 func (v *vc) waitIOEvent() bool {
-	r, rc, name := v.r, v.r.cpu[v.t], v.name
-	r.e.Yield("qemu_tcg_wait_io_event(" + name + "): ")
+	rc, name := v.r.cpu[v.t], v.name
+	rc.lock.Lock("qemu_tcg_cpu_thread_fn(" + name + "): qemu_mutex_lock(" + cpuLockName(v.t) + "); atomic_mb_set(exit_request, 0)")
+	rc.exitReq.Store(0)
 	for {
-		r.lockCPU(v.t)
+		// cpu->lock is held since the previous step, and queuers need
+		// it: the test decides the next step, and nothing can change
+		// the work list before it.
 		if !(v.halted && len(rc.queue) == 0) {
-			// Not idle: the test and the pop are one step, as only this
-			// thread removes items.
-			r.e.Note("not idle; process_queued_cpu_work: ")
-			v.popNext()
-			r.unlockCPU(v.t)
+			// Not idle: the test and the pop are one step with the unlock.
+			label := "qemu_tcg_wait_io_event(" + name + "): not idle; process_queued_cpu_work: " + v.popNext()
+			rc.lock.Unlock(label)
 			return true
 		}
-		r.e.Note("cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)")
+		wait := "qemu_tcg_wait_io_event(" + name + "): cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)"
 		if v.t == src || rc.queued {
 			// Nothing can be queued on this vCPU any more: the model's
-			// vCPU sleeps here for good (Status.Done).
-			r.unlockCPU(v.t)
+			// vCPU sleeps here for good (Status.Done). The wait's
+			// release of the lock, then exit.
+			rc.lock.Unlock(wait)
 			return false
 		}
-		if !r.ctl {
-			rc.haltCond.Wait("qemu_cond_wait(halt_cond)")
-			r.unlockCPU(v.t)
-			continue
-		}
-		// Under control: poll, labelled as the model's re-acquire step.
-		r.e.Yield("qemu_tcg_wait_io_event: woken, re-acquires " + cpuLockName(v.t) + "(" + name + "): ")
+		rc.haltCond.WaitAs(wait, "qemu_tcg_wait_io_event("+name+"): woken, re-acquires "+cpuLockName(v.t))
 	}
 }
 
 // popNext is process_queued_cpu_work's loop head, under cpu->lock: pop the
-// next item, or note that the list is empty, completing the current
-// step's label.
-func (v *vc) popNext() {
+// next item into v.cur, or itemNone when the list is empty. It returns the
+// rest of the step's label.
+func (v *vc) popNext() string {
 	rc := v.r.cpu[v.t]
 	if len(rc.queue) == 0 {
 		v.cur = itemNone
-		v.r.e.Note("work list empty")
-		return
+		return "work list empty"
 	}
 	v.cur = rc.queue[0]
 	rc.queue = rc.queue[1:]
 	switch v.cur {
 	case itemRemoteBQL:
-		v.r.e.Note("pop " + flushFn + " (wi->bql)")
+		return "pop " + flushFn + " (wi->bql)"
 	case itemRemoteNoBQL:
-		v.r.e.Note("pop " + flushFn + " (no BQL)")
-	case itemSafe:
-		v.r.e.Note("pop " + flushFn + " (wi->exclusive)")
+		return "pop " + flushFn + " (no BQL)"
 	}
+	return "pop " + flushFn + " (wi->exclusive)"
 }
 
 // processWork runs the popped items until the work list is empty.
@@ -595,13 +575,15 @@ func (v *vc) processWork() {
 		case itemSafe:
 			v.safeWork()
 		}
+		// Lock, g_free(wi), pop the next item or find the list empty,
+		// unlock: one step (work.go; nobody else holds the lock now).
 		r.e.Yield("process_queued_cpu_work(" + name + "): g_free(wi); ")
 		r.lockCPU(v.t)
 		rc.freedW++
 		if rc.freedW > rc.ran {
 			r.e.Fail(WorkOnce, fmt.Sprintf("%s frees a work item whose flush did not run (freed %d, ran %d)", name, rc.freedW, rc.ran))
 		}
-		v.popNext()
+		r.e.Note(v.popNext())
 		r.unlockCPU(v.t)
 	}
 }
@@ -628,19 +610,23 @@ func (v *vc) flushOwnTLB(label string) {
 
 func (v *vc) safeWork() {
 	r, name, m := v.r, v.name, v.r.m
-	r.listLock.Lock("start_exclusive(" + name + "): qemu_mutex_lock(qemu_cpu_list_lock)")
+	prefix := "start_exclusive(" + name + "): "
+	woken := prefix + "woken, re-acquires qemu_cpu_list_lock; "
+	r.listLock.Lock(prefix + "qemu_mutex_lock(qemu_cpu_list_lock)")
 	// exclusive_idle and pending_cpus = 1: one step (pending_cpus is
 	// written only under the lock this thread holds).
-	prefix := "start_exclusive(" + name + "): "
-	for {
-		p := r.pending.Load()
-		if p == 0 {
-			break
+	if p := r.pending.Load(); p != 0 {
+		wait := fmt.Sprintf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p)
+		for {
+			r.resume.WaitAs(wait, woken)
+			if p = r.pending.Load(); p == 0 {
+				break
+			}
+			r.e.Notef("exclusive_idle: pending_cpus == %d", p)
+			wait = prefix + "exclusive_idle: qemu_cond_wait(exclusive_resume) again"
 		}
-		r.resume.Wait(fmt.Sprintf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p))
-		prefix = "start_exclusive(" + name + "): woken, re-acquires qemu_cpu_list_lock; "
-	}
-	if prefix == "start_exclusive("+name+"): " {
+		r.e.Note("exclusive_idle: pending_cpus == 0; atomic_set(pending_cpus, 1)")
+	} else {
 		r.e.Yield(prefix + "exclusive_idle: pending_cpus == 0; atomic_set(pending_cpus, 1)")
 	}
 	r.pending.Store(1)
@@ -648,7 +634,7 @@ func (v *vc) safeWork() {
 	// CPU_FOREACH: the caller's own running is false and is skipped.
 	count := uint32(0)
 	for o := m.nextOther(v.t, 0); o < m.n; o = m.nextOther(v.t, o+1) {
-		r.e.Yield(fmt.Sprintf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == ", name, cpuName(o)))
+		r.e.Yield(fmt.Sprintf("%ssmp_mb; atomic_read(%s->running) == ", prefix, cpuName(o)))
 		if r.cpu[o].running.Load() == 0 {
 			r.e.Note("false")
 			continue
@@ -656,25 +642,25 @@ func (v *vc) safeWork() {
 		r.cpu[o].hasWaiter.Store(1)
 		count++
 		r.e.Notef("true: has_waiter = true, running_cpus = %d", count)
-		r.e.Yield(fmt.Sprintf("start_exclusive(%s): qemu_cpu_kick(%s)", name, cpuName(o)))
-		r.kick(o)
+		r.kick(o, fmt.Sprintf("%sqemu_cpu_kick(%s)", prefix, cpuName(o)))
 	}
 	p := count + 1
-	r.e.Yield(fmt.Sprintf("start_exclusive(%s): atomic_set(pending_cpus, %d)", name, p))
+	r.e.Yield(fmt.Sprintf("%satomic_set(pending_cpus, %d)", prefix, p))
 	r.pending.Store(p)
 	if p > 1 {
-		label := fmt.Sprintf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond)", name)
+		wait := prefix + "pending_cpus > 1, qemu_cond_wait(exclusive_cond)"
 		for {
-			r.exclWaiters |= 1 << uint(v.t)
-			r.exclCond.Wait(label)
+			r.exclCond.WaitAs(wait, woken+"pending_cpus == ")
 			q := r.pending.Load()
+			r.e.Notef("%d", q)
 			if q <= 1 {
 				break
 			}
-			label = fmt.Sprintf("start_exclusive(%s): woken, pending_cpus == %d > 1, qemu_cond_wait(exclusive_cond) again", name, q)
+			r.e.Note(" > 1")
+			wait = prefix + "pending_cpus > 1, qemu_cond_wait(exclusive_cond) again"
 		}
 	}
-	r.listLock.Unlock("start_exclusive(" + name + "): qemu_mutex_unlock(qemu_cpu_list_lock): exclusive section begins")
+	r.listLock.Unlock(prefix + "qemu_mutex_unlock(qemu_cpu_list_lock): exclusive section begins")
 
 	v.flushOwnTLB(fmt.Sprintf("%s(%s): safe work flushes page X from %s's TLB, g_free(d)", flushFn, name, name))
 

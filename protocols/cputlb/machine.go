@@ -56,8 +56,13 @@ func (m *machine) Enabled(st model.State, buf []model.Choice) []model.Choice {
 			ok = !s.exclCond.Waiting(t) && s.listLock.Free()
 		case pcHaltRelock:
 			ok = !s.haltCond[t].Waiting(t) && s.cpuLock[t].Free()
-		case pcIdle, pcItemDone:
+		case pcClearExit, pcItemDone:
 			ok = s.cpuLock[t].Free()
+		case pcGuest:
+			// The source's queue_work_on_cpu takes the target's cpu->lock.
+			if c := m.lockingQueueStep(t, v); c >= 0 {
+				ok = s.cpuLock[c].Free()
+			}
 		case pcItemBQL:
 			ok = s.bql.Free()
 		case pcEndSignal:
@@ -102,10 +107,23 @@ func (m *machine) Status(st model.State, t int) model.Status {
 		return model.Status{WaitsFor: "qemu_cpu_list_lock (" + s.listLock.String() + ")"}
 	case pcItemBQL:
 		return model.Status{WaitsFor: "the BQL (" + s.bql.String() + ")"}
-	case pcIdle, pcItemDone:
+	case pcClearExit, pcItemDone:
 		return model.Status{WaitsFor: fmt.Sprintf("%s->lock (%s)", cpuName(t), s.cpuLock[t])}
+	case pcGuest:
+		if c := m.lockingQueueStep(t, v); c >= 0 {
+			return model.Status{WaitsFor: fmt.Sprintf("%s->lock (%s)", cpuName(c), s.cpuLock[c])}
+		}
 	}
 	return model.Status{}
+}
+
+// lockingQueueStep is the target whose cpu->lock thread t's next step
+// acquires in queue_work_on_cpu, or -1.
+func (m *machine) lockingQueueStep(t int, v *vcpu) int {
+	if t != src || v.guest != gQueue {
+		return -1
+	}
+	return int(v.idx)
 }
 
 // Step applies choice c: thread c.Thread takes its next step.
@@ -113,7 +131,7 @@ func (m *machine) Step(st model.State, c model.Choice, x *model.Exec) model.Stat
 	s := st.Clone().(*state)
 	t := c.Thread
 	switch s.cpu[t].pc {
-	case pcStart, pcStartCheck, pcStartLock, pcStartWaiter, pcStartRelock, pcStartUnlock:
+	case pcStart, pcStartCheck, pcStartLock, pcStartWaiter, pcStartRelock, pcStartRewait, pcStartUnlock:
 		m.stepExecStart(s, t, x)
 	case pcExec, pcGuest:
 		m.stepExec(s, t, x)

@@ -27,8 +27,8 @@ const (
 	pcEndUnlock // XE6: unlock
 
 	// The rest of mttcg's loop.
-	pcClearExit  // atomic_mb_set(exit_request, 0)
-	pcIdle       // qemu_tcg_wait_io_event: cpu_thread_is_idle -> wait(halt_cond)
+	pcClearExit  // qemu_mutex_lock(cpu->lock); atomic_mb_set(exit_request, 0)
+	pcIdle       // qemu_tcg_wait_io_event, cpu->lock held: cpu_thread_is_idle -> wait(halt_cond), else pop and unlock
 	pcHaltRelock // waiting on halt_cond / re-acquire cpu->lock
 	pcItemBQL    // wi->bql: bql_lock
 	pcItemRun    // wi->func: the TLB flush
@@ -49,6 +49,15 @@ const (
 	pcEndExclLock    // EX1: lock
 	pcEndExclStore   // EX1: pending_cpus = 0; broadcast exclusive_resume
 	pcEndExclUnlock  // EX1: unlock
+
+	// Waiting again after a wake-up: the re-acquire step re-tests, and
+	// the wait that follows is a step of its own (one step per cond op,
+	// DESIGN.md principle 4). Unreachable with one initiator (a waiter is
+	// woken only once its predicate holds for good), kept so that every
+	// step of the model is one operation of the real code.
+	pcStartRewait    // exclusive_idle: qemu_cond_wait(exclusive_resume) again
+	pcExclIdleRewait // start_exclusive's exclusive_idle: wait again
+	pcExclRewait     // SX7: qemu_cond_wait(exclusive_cond) again
 )
 
 var pcNames = [...]string{
@@ -63,6 +72,8 @@ var pcNames = [...]string{
 	"start_exclusive(scan)", "start_exclusive(kick)", "start_exclusive(set pending)", "start_exclusive(wait)",
 	"start_exclusive(wait exclusive_cond)", "start_exclusive(unlock)", "safe work(func)",
 	"end_exclusive(lock)", "end_exclusive(pending=0)", "end_exclusive(unlock)",
+	"cpu_exec_start(exclusive_idle wait again)", "start_exclusive(exclusive_idle wait again)",
+	"start_exclusive(wait exclusive_cond again)",
 }
 
 func (p pc) String() string { return pcNames[p] }

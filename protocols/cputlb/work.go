@@ -6,34 +6,55 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// Every cpu->lock critical section in this model contains only work-list
-// and halt_cond operations plus, in queue_work_on_cpu_locked, the kick:
-// lock; ops on data the lock protects; at most one other shared access;
-// unlock. By Lipton's reduction (the lock moves right, the protected
-// operations move both ways, the unlock moves left) such a section is
-// equivalent to one atomic step, so each is one step here and no thread
-// holds cpu->lock between steps.
+// cpu->lock (the per-CPU lock of the branch) protects the work list and is
+// the mutex halt_cond waits with. Its critical sections are steps as
+// follows; the granularity rule (one step per lock operation) is relaxed
+// only where Lipton's reduction makes a section one atomic step (the lock
+// moves right, the operations on data the lock protects move both ways,
+// the unlock moves left) and the real code can take the section as one
+// step too.
+//
+//   - mttcg's loop takes cpu->lock when tcg_cpu_exec returns and holds it
+//     across atomic_mb_set(exit_request, 0) (one step: the lock and the
+//     store) into qemu_tcg_wait_io_event, whose idle test then either
+//     waits on halt_cond (releasing the lock) or pops the next work item
+//     and drops the lock (one step). A wake-up re-acquires the lock in a
+//     step of its own, and the test follows as the next step. The lock is
+//     held between these steps, as in the branch, so that no work item
+//     can be queued between the test and the wait: a step's decision
+//     (wait, or pop) is taken with the lock held, and the real code,
+//     whose next scheduling point must be known before it is reached
+//     (a Cond wait or an unlock), sees the same work list when it runs.
+//   - queue_work_on_cpu on a target is three steps: lock and append;
+//     qemu_cpu_kick (queue_work_on_cpu_locked kicks under the lock);
+//     unlock. Without the kick (no-kick) it is two. The source's
+//     async_safe_run_on_cpu on itself stays one step: only the source
+//     takes its own cpu->lock, and not while it runs guest code.
+//   - process_queued_cpu_work's g_free(wi) and the next pop (lock; free;
+//     pop or, on an empty list, broadcast cpu->cond; unlock) stay one
+//     step: nobody else holds the lock then (the item was queued, so its
+//     queuer has unlocked, and nothing is queued twice on a vCPU).
 
 func workList(c int) string    { return cpuName(c) + "->work_list" }
 func cpuLockName(c int) string { return cpuName(c) + "->lock" }
 
-// queueWork is queue_work_on_cpu: under cpu->lock, append the item and,
-// unless the variant drops it, qemu_cpu_kick the target (the branch kicks
-// inside queue_work_on_cpu_locked).
-func (m *machine) queueWork(s *state, c int, it item, kick bool, x *model.Exec) {
+// queueLock is queue_work_on_cpu's first step: lock the target's
+// cpu->lock and append the item.
+func (m *machine) queueLock(s *state, c int, it item, x *model.Exec) {
 	v := &s.cpu[c]
 	x.Lock(&s.cpuLock[c], cpuLockName(c))
 	x.Touch(workList(c), true)
 	if int(v.qlen) == len(v.queue) {
 		x.Fail(WorkOnce, "model error: %s's work list is full", cpuName(c))
-	} else {
-		v.queue[v.qlen] = it
-		v.qlen++
-		v.posted++
+		return
 	}
-	if kick {
-		m.kick(s, c, x)
-	}
+	v.queue[v.qlen] = it
+	v.qlen++
+	v.posted++
+}
+
+// queueUnlock is queue_work_on_cpu's last step.
+func (m *machine) queueUnlock(s *state, c int, x *model.Exec) {
 	x.Unlock(&s.cpuLock[c], cpuLockName(c))
 }
 
@@ -46,42 +67,43 @@ func (m *machine) kick(s *state, c int, x *model.Exec) {
 	x.Count(mKicks, 1)
 }
 
-// stepIdle is the bottom of mttcg's loop: clear exit_request, then
-// qemu_tcg_wait_io_event (sleep on halt_cond while idle) and
-// qemu_wait_io_event_common -> process_queued_cpu_work.
+// stepIdle is the bottom of mttcg's loop: take cpu->lock and clear
+// exit_request, then qemu_tcg_wait_io_event (sleep on halt_cond while idle)
+// and qemu_wait_io_event_common -> process_queued_cpu_work.
 func (m *machine) stepIdle(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
 	name := cpuName(t)
 	switch v.pc {
 	case pcClearExit:
+		x.Lock(&s.cpuLock[t], cpuLockName(t))
 		x.Store(s.mem, wExitReq(t), 0)
 		x.Fence()
-		x.Labelf("qemu_tcg_cpu_thread_fn(%s): atomic_mb_set(exit_request, 0)", name)
+		x.Labelf("qemu_tcg_cpu_thread_fn(%s): qemu_mutex_lock(%s); atomic_mb_set(exit_request, 0)", name, cpuLockName(t))
 		v.pc = pcIdle
-	case pcIdle, pcHaltRelock:
-		// cpu_thread_is_idle: halted with an empty work list. When not
-		// idle the thread goes on to pop the work list; the check and the
-		// pop are one step because only this thread removes items, so
-		// the list cannot become empty in between.
-		x.Lock(&s.cpuLock[t], cpuLockName(t))
+	case pcIdle:
+		// cpu_thread_is_idle, with cpu->lock held: halted with an empty
+		// work list. When not idle the thread goes on to pop the work
+		// list; the check and the pop are one step under the lock.
 		x.Touch(workList(t), false)
-		what := "qemu_tcg_wait_io_event"
-		if v.pc == pcHaltRelock {
-			what += ": woken, re-acquires " + cpuLockName(t)
-		}
 		if v.halted && v.qlen == 0 {
 			x.Wait(&s.haltCond[t], name+"->halt_cond", &s.cpuLock[t], cpuLockName(t))
-			x.Labelf("%s(%s): cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)", what, name)
+			x.Labelf("qemu_tcg_wait_io_event(%s): cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)", name)
 			v.pc = pcHaltRelock
 			return
 		}
-		m.popNext(s, t, x, fmt.Sprintf("%s(%s): not idle; process_queued_cpu_work: ", what, name), false)
+		m.popNext(s, t, x, fmt.Sprintf("qemu_tcg_wait_io_event(%s): not idle; process_queued_cpu_work: ", name), false)
+	case pcHaltRelock:
+		// Woken: re-acquire cpu->lock; the idle test is the next step.
+		x.Lock(&s.cpuLock[t], cpuLockName(t))
+		x.Labelf("qemu_tcg_wait_io_event(%s): woken, re-acquires %s", name, cpuLockName(t))
+		v.pc = pcIdle
 	}
 }
 
-// popNext is process_queued_cpu_work's loop head, with cpu->lock already
-// taken by the caller's step: pop the next item and drop the lock, or, on
-// an empty list, drop it (after broadcasting cpu->cond if an item ran).
+// popNext is process_queued_cpu_work's loop head, with cpu->lock held
+// (taken in this step or an earlier one of the caller): pop the next item
+// and drop the lock, or, on an empty list, drop it (after broadcasting
+// cpu->cond if an item ran).
 func (m *machine) popNext(s *state, t int, x *model.Exec, prefix string, afterItem bool) {
 	v := &s.cpu[t]
 	x.Touch(workList(t), true)
