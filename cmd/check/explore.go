@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -15,21 +16,33 @@ import (
 
 // exploreFlags are the exploration flags shared by explore and compare.
 type exploreFlags struct {
-	strategy  string
-	seed      int64
-	runs      int
-	maxSteps  int
-	maxStates int
-	progress  string
+	strategy    string
+	seed        int64
+	runs        int
+	maxSteps    int
+	maxStates   int
+	progress    string
+	workers     int
+	fingerprint bool
+	symmetry    bool
+	noReduction bool
+	preemptions int
+	depth       int
 }
 
 func (f *exploreFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.strategy, "strategy", explorer.BFS, "bfs (exhaustive, shortest trace), random (seeded walks) or paths (every execution, no state merging)")
+	fs.StringVar(&f.strategy, "strategy", explorer.BFS, "bfs (exhaustive, shortest trace), dfs (exhaustive, partial-order reduction, --preemptions), random or random-threads (seeded walks), pct (probabilistic concurrency testing, --depth), or paths (every execution, no state merging)")
 	fs.Int64Var(&f.seed, "seed", 1, "random: seed of the first walk")
 	fs.IntVar(&f.runs, "runs", 0, "random: number of walks (default 1000); paths: bound on executions (default 1000000)")
 	fs.IntVar(&f.maxSteps, "max-steps", 0, "bound on steps per execution, and on bfs depth (default 10000)")
 	fs.IntVar(&f.maxStates, "max-states", 0, "bfs: bound on distinct states (default 5000000)")
 	fs.StringVar(&f.progress, "progress", "text", "progress on stderr for runs longer than a second: text, json (one object per line) or none")
+	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "bfs: goroutines expanding states (the result is identical for any number)")
+	fs.BoolVar(&f.fingerprint, "fingerprint", false, "bfs, dfs: store 64-bit fingerprints instead of states (prints the estimated probability that a collision hid a state)")
+	fs.BoolVar(&f.symmetry, "symmetry", false, "bfs, dfs: identify states up to permutations of interchangeable threads (the model must support it)")
+	fs.BoolVar(&f.noReduction, "no-reduction", false, "dfs: turn partial-order reduction off")
+	fs.IntVar(&f.preemptions, "preemptions", 0, "dfs: bound on preemptions per execution (0: none)")
+	fs.IntVar(&f.depth, "depth", 3, "pct: bug depth")
 }
 
 func (f *exploreFlags) options(stderr io.Writer) (explorer.Options, error) {
@@ -50,6 +63,12 @@ func (f *exploreFlags) options(stderr io.Writer) (explorer.Options, error) {
 		Clock:        time.Now,
 		Progress:     progress,
 		ProgressJSON: f.progress == "json",
+		Workers:      f.workers,
+		Fingerprint:  f.fingerprint,
+		Symmetry:     f.symmetry,
+		NoReduction:  f.noReduction,
+		Preemptions:  f.preemptions,
+		Depth:        f.depth,
 	}, nil
 }
 
@@ -84,6 +103,7 @@ func explore(p *model.Protocol, variant string, given model.Params, opts explore
 		return nil, fmt.Errorf("recording the counterexample: %w", err)
 	}
 	if r.Strategy != explorer.BFS {
+		// Only bfs guarantees a shortest counterexample.
 		if t, err = traces.Minimize(p, t); err != nil {
 			return nil, fmt.Errorf("minimizing the counterexample: %w", err)
 		}
@@ -173,7 +193,14 @@ func (o *outcome) print(w io.Writer, full bool) error {
 	if s.Executions > 0 {
 		fmt.Fprintf(w, "  executions: %d", s.Executions)
 	}
-	fmt.Fprintf(w, "  time: %s  (%.0f states/s)\n", s.Elapsed.Round(time.Millisecond), s.StatesPerSec)
+	fmt.Fprintf(w, "  time: %s  (%.0f states/s", s.Elapsed.Round(time.Millisecond), s.StatesPerSec)
+	if s.BytesPerState > 0 {
+		fmt.Fprintf(w, ", %.0f bytes/state", s.BytesPerState)
+	}
+	fmt.Fprintln(w, ")")
+	if s.FingerprintCollision > 0 || s.FingerprintCollisionObserved > 0 {
+		fmt.Fprintf(w, "fingerprints: the probability that a collision hid a state is about %.2g (optimistic estimate) and %.2g (from the fingerprints stored)\n", s.FingerprintCollision, s.FingerprintCollisionObserved)
+	}
 	printMetrics(w, r.Metrics)
 	if o.trace == nil {
 		return nil
@@ -210,20 +237,22 @@ func formatCount(f float64) string {
 
 // document is the --json form of an outcome.
 type document struct {
-	Protocol    string           `json:"protocol"`
-	Variant     string           `json:"variant"`
-	Params      model.Params     `json:"params"`
-	Strategy    string           `json:"strategy"`
-	Verdict     explorer.Verdict `json:"verdict"`
-	Bound       string           `json:"bound,omitempty"`
-	States      int64            `json:"states"`
-	Transitions int64            `json:"transitions"`
-	Depth       int              `json:"depth"`
-	Executions  int64            `json:"executions,omitempty"`
-	Seconds     float64          `json:"seconds"`
-	Violation   *model.Violation `json:"violation"`
-	Trace       *traces.Trace    `json:"trace"`
-	Metrics     []metricDoc      `json:"metrics"`
+	Protocol             string           `json:"protocol"`
+	Variant              string           `json:"variant"`
+	Params               model.Params     `json:"params"`
+	Strategy             string           `json:"strategy"`
+	Verdict              explorer.Verdict `json:"verdict"`
+	Bound                string           `json:"bound,omitempty"`
+	States               int64            `json:"states"`
+	Transitions          int64            `json:"transitions"`
+	Depth                int              `json:"depth"`
+	Executions           int64            `json:"executions,omitempty"`
+	Seconds              float64          `json:"seconds"`
+	BytesPerState        float64          `json:"bytes_per_state,omitempty"`
+	FingerprintCollision float64          `json:"fingerprint_collision,omitempty"`
+	Violation            *model.Violation `json:"violation"`
+	Trace                *traces.Trace    `json:"trace"`
+	Metrics              []metricDoc      `json:"metrics"`
 }
 
 type metricDoc struct {
@@ -241,6 +270,7 @@ func (o *outcome) document() document {
 		Protocol: o.protocol.Name, Variant: o.variant, Params: o.params, Strategy: r.Strategy,
 		Verdict: r.Verdict, Bound: r.Bound, States: r.Stats.States, Transitions: r.Stats.Transitions,
 		Depth: r.Stats.Depth, Executions: r.Stats.Executions, Seconds: r.Stats.Elapsed.Seconds(),
+		BytesPerState: r.Stats.BytesPerState, FingerprintCollision: r.Stats.FingerprintCollision,
 		Violation: r.Violation, Trace: o.trace, Metrics: []metricDoc{},
 	}
 	for _, m := range r.Metrics {

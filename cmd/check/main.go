@@ -19,6 +19,7 @@
 //	check compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]
 //	check stress [flags] PROTOCOL/VARIANT [key=value ...]
 //	check replay --impl FILE
+//	check bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]
 //
 // Flags may come before or after the positional arguments.
 package main
@@ -55,6 +56,7 @@ commands:
   minimize [--out FILE] FILE                      minimize a trace file
   compare [flags] PROTOCOL A B [key=value...]     the same exploration for two variants, metrics side by side
   stress [flags] PROTOCOL/VARIANT [key=value...]  run the real implementation (Go scheduler, or --controlled)
+  bench [--json] [PROTOCOL[/VARIANT] ...]         states/s and bytes/state of every explorer configuration
 
 run "check COMMAND -h" for a command's flags.
 exit status: 0 no violation, 1 violation found, 2 usage or input error.
@@ -85,6 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"minimize": cmdMinimize,
 		"compare":  cmdCompare,
 		"stress":   cmdStress,
+		"bench":    cmdBench,
 	}
 	name := args[0]
 	if name == "-h" || name == "--help" || name == "help" {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"text/tabwriter"
 	"time"
 
@@ -109,7 +110,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
 // expected correct it also checks linearizability on seeded random walks.
 func verifyVariant(p *model.Protocol, v model.Variant, progress io.Writer) (verifyRow, error) {
 	start := time.Now()
-	o, err := explore(p, v.Name, nil, explorer.Options{Strategy: explorer.BFS, Clock: time.Now, Progress: progress})
+	o, err := explore(p, v.Name, nil, explorer.Options{Strategy: explorer.BFS, Clock: time.Now, Progress: progress, Workers: runtime.NumCPU()})
 	if err != nil {
 		return verifyRow{}, err
 	}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols"
+)
+
+// cmdBench explores the correct variants of the named protocols (all when
+// none) with every configuration of the explorer — bfs with 1 and N
+// workers, fingerprints, dfs with and without reduction — and prints
+// states, transitions, seconds, states per second and bytes per state.
+// Times depend on the machine; the counts do not.
+func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	helpFlags(fs, stdout, "bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	var kv []string
+	for _, a := range pos {
+		if containsRune(a, '=') {
+			kv = append(kv, a)
+		} else {
+			names = append(names, a)
+		}
+	}
+	given, err := parseParams(kv)
+	if err != nil {
+		return 0, err
+	}
+	type target struct {
+		p *model.Protocol
+		v string
+	}
+	var targets []target
+	add := func(p *model.Protocol, only string) {
+		for _, v := range p.Variants {
+			if (only == "" && v.Expect == model.ExpectOK) || v.Name == only {
+				targets = append(targets, target{p, v.Name})
+			}
+		}
+	}
+	for _, n := range names {
+		if p, v, err := protocols.Parse(n); err == nil {
+			add(p, v.Name)
+			continue
+		}
+		p, err := protocols.Lookup(n)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		add(p, "")
+	}
+	if len(names) == 0 {
+		for _, p := range protocols.All() {
+			add(p, "")
+		}
+	}
+	type result struct {
+		Protocol string              `json:"protocol"`
+		Variant  string              `json:"variant"`
+		Params   model.Params        `json:"params"`
+		Rows     []explorer.BenchRow `json:"rows"`
+	}
+	var results []result
+	if !*asJSON {
+		fmt.Fprintf(stdout, "machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	}
+	for _, tg := range targets {
+		m, params, err := tg.p.Instantiate(tg.v, given)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		configs := explorer.BenchConfigs(m)
+		if n := runtime.NumCPU(); n > 2 {
+			configs = append(configs, explorer.BenchConfig{Name: fmt.Sprintf("bfs workers=%d", n), Options: explorer.Options{Strategy: explorer.BFS, Workers: n}})
+		}
+		rows, err := explorer.Bench(m, configs, time.Now)
+		if err != nil {
+			return 0, err
+		}
+		results = append(results, result{tg.p.Name, tg.v, params, rows})
+		if !*asJSON {
+			fmt.Fprintf(stdout, "\n%s/%s  %s\n%s", tg.p.Name, tg.v, params, explorer.FormatBench(rows))
+		}
+	}
+	if *asJSON {
+		return exitOK, writeJSON(stdout, results)
+	}
+	return exitOK, nil
+}
+
+func containsRune(s string, r rune) bool {
+	for _, c := range s {
+		if c == r {
+			return true
+		}
+	}
+	return false
+}
