@@ -10,7 +10,6 @@ import (
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
-	"github.com/protocheck/protocheck/protocols"
 	"github.com/protocheck/protocheck/traces"
 )
 
@@ -126,14 +125,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(pos) == 0 {
-		return 0, usagef("explore needs PROTOCOL/VARIANT")
-	}
-	p, v, err := protocols.Parse(pos[0])
-	if err != nil {
-		return 0, usageError{err}
-	}
-	given, err := parseParams(pos[1:])
+	p, v, given, err := parseTarget("explore", pos)
 	if err != nil {
 		return 0, err
 	}

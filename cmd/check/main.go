@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -162,4 +163,21 @@ func parseParams(args []string) (model.Params, error) {
 		p[k] = n
 	}
 	return p, nil
+}
+
+// parseTarget reads the positional arguments PROTOCOL/VARIANT [key=value
+// ...] of explore and stress.
+func parseTarget(cmd string, pos []string) (*model.Protocol, model.Variant, model.Params, error) {
+	if len(pos) == 0 {
+		return nil, model.Variant{}, nil, usagef("%s needs PROTOCOL/VARIANT", cmd)
+	}
+	p, v, err := protocols.Parse(pos[0])
+	if err != nil {
+		return nil, model.Variant{}, nil, usageError{err}
+	}
+	given, err := parseParams(pos[1:])
+	if err != nil {
+		return nil, model.Variant{}, nil, err
+	}
+	return p, v, given, nil
 }

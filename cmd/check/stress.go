@@ -35,14 +35,7 @@ func cmdStress(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(pos) == 0 {
-		return 0, usagef("stress needs PROTOCOL/VARIANT")
-	}
-	p, v, err := protocols.Parse(pos[0])
-	if err != nil {
-		return 0, usageError{err}
-	}
-	given, err := parseParams(pos[1:])
+	p, v, given, err := parseTarget("stress", pos)
 	if err != nil {
 		return 0, err
 	}
