@@ -16,218 +16,96 @@ import "sync/atomic"
 // keep the race detector quiet even for code that also reads the word
 // outside rt.
 
-// A Word64 is a shared 64-bit word. Create it with Env.Word64.
-type Word64 struct {
+// A Word is a shared word of 8, 32 or 64 bits (Word8, Word32, Word64).
+// Every width is kept in one 64-bit atomic holding a value below 2^width,
+// so the operations are written once: each is a compare-and-swap loop (or
+// a single atomic where the result cannot leave the width) and wraps
+// modulo 2^width like the hardware word it stands for.
+type Word[T uint8 | uint32 | uint64] struct {
 	c    *ctl
 	name string
 	v    atomic.Uint64
 }
 
-// Word64 returns a new zeroed word.
+// Word8 is a shared byte (st->preempted, a flag byte).
+type Word8 = Word[uint8]
+
+// Word32 is a shared 32-bit word.
+type Word32 = Word[uint32]
+
+// Word64 is a shared 64-bit word.
+type Word64 = Word[uint64]
+
+// Word8 returns a new zeroed byte.
+func (e *Env) Word8(name string) *Word8 { return &Word8{c: e.c, name: name} }
+
+// Word32 returns a new zeroed 32-bit word.
+func (e *Env) Word32(name string) *Word32 { return &Word32{c: e.c, name: name} }
+
+// Word64 returns a new zeroed 64-bit word.
 func (e *Env) Word64(name string) *Word64 { return &Word64{c: e.c, name: name} }
 
-// Name is the name given to Env.Word64.
-func (w *Word64) Name() string { return w.name }
+// Name is the name given when the word was created.
+func (w *Word[T]) Name() string { return w.name }
 
-// Load reads the word.
-func (w *Word64) Load(label string) uint64 {
+// point is the word operation's scheduling point under Controlled.
+func (w *Word[T]) point(label string) {
 	if w.c != nil {
 		w.c.word(label)
 	}
-	return w.v.Load()
+}
+
+// Load reads the word.
+func (w *Word[T]) Load(label string) T {
+	w.point(label)
+	return T(w.v.Load())
 }
 
 // Store writes v.
-func (w *Word64) Store(label string, v uint64) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	w.v.Store(v)
+func (w *Word[T]) Store(label string, v T) {
+	w.point(label)
+	w.v.Store(uint64(v))
 }
 
 // CAS is Linux's cmpxchg: if the word holds old it becomes new; either way
 // the previous value is returned.
-func (w *Word64) CAS(label string, old, new uint64) (prev uint64) {
-	if w.c != nil {
-		w.c.word(label)
-	}
+func (w *Word[T]) CAS(label string, old, new T) (prev T) {
+	w.point(label)
 	for {
+		// Retry until the previous value returned is one the word really
+		// held at the moment of the comparison (a failed swap followed by
+		// a load could otherwise see old and report a swap that did not
+		// happen).
 		cur := w.v.Load()
-		if cur != old {
-			return cur
+		if T(cur) != old {
+			return T(cur)
 		}
-		if w.v.CompareAndSwap(old, new) {
+		if w.v.CompareAndSwap(cur, uint64(new)) {
 			return old
 		}
 	}
 }
 
 // Swap stores v and returns the previous value (xchg).
-func (w *Word64) Swap(label string, v uint64) (prev uint64) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return w.v.Swap(v)
+func (w *Word[T]) Swap(label string, v T) (prev T) {
+	w.point(label)
+	return T(w.v.Swap(uint64(v)))
 }
 
 // Or ors v into the word and returns the previous value (fetch-or).
-func (w *Word64) Or(label string, v uint64) (prev uint64) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return w.v.Or(v)
+func (w *Word[T]) Or(label string, v T) (prev T) {
+	w.point(label)
+	return T(w.v.Or(uint64(v)))
 }
 
-// Add adds v (modulo 2^64; add ^uint64(0) to subtract one) and returns the
-// previous value (fetch-add).
-func (w *Word64) Add(label string, v uint64) (prev uint64) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return w.v.Add(v) - v
-}
-
-// A Word32 is a shared 32-bit word. Create it with Env.Word32.
-type Word32 struct {
-	c    *ctl
-	name string
-	v    atomic.Uint32
-}
-
-// Word32 returns a new zeroed word.
-func (e *Env) Word32(name string) *Word32 { return &Word32{c: e.c, name: name} }
-
-// Name is the name given to Env.Word32.
-func (w *Word32) Name() string { return w.name }
-
-// Load reads the word.
-func (w *Word32) Load(label string) uint32 {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return w.v.Load()
-}
-
-// Store writes v.
-func (w *Word32) Store(label string, v uint32) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	w.v.Store(v)
-}
-
-// CAS is cmpxchg; see Word64.CAS.
-func (w *Word32) CAS(label string, old, new uint32) (prev uint32) {
-	if w.c != nil {
-		w.c.word(label)
-	}
+// Add adds v modulo 2^width (add the all-ones value to subtract one) and
+// returns the previous value (fetch-add).
+func (w *Word[T]) Add(label string, v T) (prev T) {
+	w.point(label)
 	for {
 		cur := w.v.Load()
-		if cur != old {
-			return cur
-		}
-		if w.v.CompareAndSwap(old, new) {
-			return old
-		}
-	}
-}
-
-// Swap stores v and returns the previous value.
-func (w *Word32) Swap(label string, v uint32) (prev uint32) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return w.v.Swap(v)
-}
-
-// Or ors v into the word and returns the previous value.
-func (w *Word32) Or(label string, v uint32) (prev uint32) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return w.v.Or(v)
-}
-
-// Add adds v modulo 2^32 and returns the previous value.
-func (w *Word32) Add(label string, v uint32) (prev uint32) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return w.v.Add(v) - v
-}
-
-// A Word8 is a shared byte (st->preempted, a flag byte). Go has no 8-bit
-// atomics, so it lives in a 32-bit atomic that only ever holds values
-// below 256; Add wraps modulo 256 like a byte. Create it with Env.Word8.
-type Word8 struct {
-	c    *ctl
-	name string
-	v    atomic.Uint32
-}
-
-// Word8 returns a new zeroed byte.
-func (e *Env) Word8(name string) *Word8 { return &Word8{c: e.c, name: name} }
-
-// Name is the name given to Env.Word8.
-func (w *Word8) Name() string { return w.name }
-
-// Load reads the byte.
-func (w *Word8) Load(label string) uint8 {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return uint8(w.v.Load())
-}
-
-// Store writes v.
-func (w *Word8) Store(label string, v uint8) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	w.v.Store(uint32(v))
-}
-
-// CAS is cmpxchg on a byte; see Word64.CAS.
-func (w *Word8) CAS(label string, old, new uint8) (prev uint8) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	for {
-		cur := w.v.Load()
-		if cur != uint32(old) {
-			return uint8(cur)
-		}
-		if w.v.CompareAndSwap(uint32(old), uint32(new)) {
-			return old
-		}
-	}
-}
-
-// Swap stores v and returns the previous value.
-func (w *Word8) Swap(label string, v uint8) (prev uint8) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return uint8(w.v.Swap(uint32(v)))
-}
-
-// Or ors v into the byte and returns the previous value.
-func (w *Word8) Or(label string, v uint8) (prev uint8) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	return uint8(w.v.Or(uint32(v)))
-}
-
-// Add adds v modulo 256 and returns the previous value.
-func (w *Word8) Add(label string, v uint8) (prev uint8) {
-	if w.c != nil {
-		w.c.word(label)
-	}
-	for {
-		cur := w.v.Load()
-		if w.v.CompareAndSwap(cur, uint32(uint8(cur)+v)) {
-			return uint8(cur)
+		if w.v.CompareAndSwap(cur, uint64(T(cur)+v)) {
+			return T(cur)
 		}
 	}
 }
