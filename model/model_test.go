@@ -134,3 +134,12 @@ func TestHistoryCompletesPendingOperations(t *testing.T) {
 		t.Fatal("a return without a call is accepted")
 	}
 }
+
+func TestVariantAccepts(t *testing.T) {
+	v := model.Variant{Name: "b", Expect: "p", AlsoViolates: []string{"q"}}
+	for found, want := range map[string]bool{"p": true, "q": true, "ok": false, "r": false} {
+		if got := v.Accepts(found); got != want {
+			t.Errorf("Accepts(%q) = %v", found, got)
+		}
+	}
+}

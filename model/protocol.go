@@ -25,9 +25,28 @@ type Variant struct {
 	Name string `json:"name"`
 	// Expect is "ok" for a variant expected to be correct, or the name of
 	// the property it is expected to violate.
-	Expect      string `json:"expect"`
-	Description string `json:"description"`
-	Source      string `json:"source"`
+	Expect string `json:"expect"`
+	// AlsoViolates lists other properties the variant is known to break,
+	// through a different schedule of the same length or shorter under
+	// another search order (a dfs may meet that one first). Verification
+	// accepts any of them; bfs reports Expect.
+	AlsoViolates []string `json:"also_violates,omitempty"`
+	Description  string   `json:"description"`
+	Source       string   `json:"source"`
+}
+
+// Accepts reports whether finding property (or "ok") matches what the
+// variant is expected to do.
+func (v Variant) Accepts(found string) bool {
+	if found == v.Expect {
+		return true
+	}
+	for _, p := range v.AlsoViolates {
+		if p == found {
+			return true
+		}
+	}
+	return false
 }
 
 // ExpectOK is Variant.Expect for a variant expected to be correct.

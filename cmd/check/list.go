@@ -80,6 +80,9 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	} else {
 		fmt.Fprintf(stdout, "  expected: violates %s\n", v.Expect)
 	}
+	for _, also := range v.AlsoViolates {
+		fmt.Fprintf(stdout, "  also:     violates %s by another schedule (a search in another order may find it first)\n", also)
+	}
 	fmt.Fprintf(stdout, "  try:      check explore %s/%s\n", p.Name, v.Name)
 	return exitOK, nil
 }

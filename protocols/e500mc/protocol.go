@@ -83,8 +83,12 @@ var Protocol = &model.Protocol{
 			Description: "flush only if oldpir != PIR (original 2012 code): another vCPU of the same VM pollutes the TLB",
 			Source:      "torvalds/linux 0980bd9 arch/powerpc/kvm/e500mc.c kvmppc_core_vcpu_load"},
 		{Name: "no-oldpir", Expect: NoPollution,
-			Description: "flush only if last_vcpu_of_lpid[LPID] != vcpu: entries left on a CPU go stale while the vCPU runs elsewhere",
-			Source:      "hypothetical (e500mc.md C-bug-a): shows why the oldpir term exists"},
+			// Without the oldpir term a freed vCPU's slot reused by a vCPU
+			// of another VM (C-bug-b) leaks across VMs in as many steps as
+			// the migration case; dfs meets that one first.
+			AlsoViolates: []string{VMIsolation},
+			Description:  "flush only if last_vcpu_of_lpid[LPID] != vcpu: entries left on a CPU go stale while the vCPU runs elsewhere",
+			Source:       "hypothetical (e500mc.md C-bug-a): shows why the oldpir term exists"},
 		{Name: "oldpir-zero", Expect: VMIsolation,
 			Description: "merged condition, but oldpir starts at PIR 0: a new vCPU at a freed vCPU's address in a VM that reuses the LPID trusts the old VM's entries",
 			Source:      "hypothetical (e500mc.md C-bug-b/oldpir reuse); mainline sets oldpir = 0xffffffff in kvmppc_core_vcpu_create_e500mc"},
