@@ -2,19 +2,16 @@ package traces
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/traces/htmltest"
 )
 
 // registerProtocol is a test model with a sequential specification, for
@@ -266,59 +263,11 @@ func TestRenderHTMLIncomplete(t *testing.T) {
 	}
 }
 
-// chromium returns the path of a chromium binary, or skips the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	t.Skip("no chromium on PATH (apt-get install chromium): the page is not tried in a browser")
-	return ""
-}
-
-// dumpDOM loads url in headless chromium with the network disabled (every
-// request goes to a proxy that does not exist) and returns the DOM after
-// the page's scripts ran.
-func dumpDOM(t *testing.T, bin, url string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--disable-gpu", "--no-sandbox",
-		"--no-first-run", "--disable-extensions", "--disable-dev-shm-usage",
-		"--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-		"--user-data-dir="+t.TempDir(), "--dump-dom", url)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom %s: %v\n%s", url, err, stderr.String())
-	}
-	return string(out)
-}
-
-var (
-	selectedRow = regexp.MustCompile(`<tr id="step-(\d+)" data-step="\d+" class="[^"]*\bselected\b`)
-	shownState  = regexp.MustCompile(`<section class="state" id="state-(\d+)" data-step="\d+">`)
-)
-
-// selection returns the selected row and the state panel shown in a
-// dumped DOM, or fails if there is not exactly one of each.
-func selection(t *testing.T, dom string) (row, state string) {
-	t.Helper()
-	rows, states := selectedRow.FindAllStringSubmatch(dom, -1), shownState.FindAllStringSubmatch(dom, -1)
-	if len(rows) != 1 || len(states) != 1 {
-		t.Fatalf("the DOM has %d selected rows and %d shown states, want one of each", len(rows), len(states))
-	}
-	return rows[0][1], states[0][1]
-}
-
 func TestRenderHTMLInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the page is not tried in a browser")
 	}
-	bin := chromium(t)
+	bin := htmltest.Chromium(t)
 	dir := t.TempDir()
 	for _, c := range htmlCases(t)[:3] {
 		t.Run(c.name, func(t *testing.T) {
@@ -333,30 +282,29 @@ func TestRenderHTMLInBrowser(t *testing.T) {
 			last := fmt.Sprint(len(c.tr.Schedule))
 
 			// As opened: the violating (last) step is selected.
-			dom := dumpDOM(t, bin, url)
+			dom := htmltest.DumpDOM(t, bin, url)
 			if !strings.Contains(dom, `<table id="swimlane">`) {
 				t.Fatalf("no swimlane in the DOM:\n%s", dom)
 			}
-			if row, state := selection(t, dom); row != last || state != last {
+			if row, state := htmltest.Selection(t, dom); row != last || state != last {
 				t.Errorf("on load: row %s and state %s selected, want step %s", row, state, last)
 			}
 
 			// A fragment selects a step on load.
-			dom = dumpDOM(t, bin, url+"#step=1")
-			if row, state := selection(t, dom); row != "1" || state != "1" {
+			dom = htmltest.DumpDOM(t, bin, url+"#step=1")
+			if row, state := htmltest.Selection(t, dom); row != "1" || state != "1" {
 				t.Errorf("#step=1: row %s and state %s selected, want step 1", row, state)
 			}
 
 			// A click on a row (from a script added to a copy of the
 			// page, as a user's click would come) shows that step.
-			clicked := bytes.Replace(page, []byte("</body>"),
-				[]byte(`<script>document.querySelector('#swimlane tr[data-step="2"]').click();</script></body>`), 1)
+			clicked := htmltest.Click(page, 2)
 			cpath := filepath.Join(dir, "clicked-"+c.name)
 			if err := os.WriteFile(cpath, clicked, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			dom = dumpDOM(t, bin, "file://"+cpath)
-			if row, state := selection(t, dom); row != "2" || state != "2" {
+			dom = htmltest.DumpDOM(t, bin, "file://"+cpath)
+			if row, state := htmltest.Selection(t, dom); row != "2" || state != "2" {
 				t.Errorf("click on step 2: row %s and state %s selected", row, state)
 			}
 			// The shown panel is step 2's full state, with what it changed.

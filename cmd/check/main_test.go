@@ -12,6 +12,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/protocols"
 	"github.com/protocheck/protocheck/traces"
+	"github.com/protocheck/protocheck/traces/htmltest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and testdata traces")
@@ -280,5 +281,42 @@ func TestStressAndReplayOnTheRealCode(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("check %q: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// check replay --html on a pvflush trace writes a page that, in headless
+// Chromium with the network disabled, shows the swimlanes, and a click on
+// a step reveals that step's state. Skips where no Chromium is installed.
+func TestReplayHTMLInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the page is not tried in a browser")
+	}
+	bin := htmltest.Chromium(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "posted.html")
+	code, _, stderr := check(t, "replay", "--html", page, filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json"))
+	if code != exitViolation {
+		t.Fatalf("replay --html: exit %d %s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clicked := filepath.Join(dir, "clicked.html")
+	if err := os.WriteFile(clicked, htmltest.Click(b, 5), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := htmltest.DumpDOM(t, bin, "file://"+clicked)
+	if !strings.Contains(dom, `<table id="swimlane">`) || !strings.Contains(dom, "vCPU0 (initiator)") {
+		t.Fatalf("no swimlanes with the pvflush threads in the DOM")
+	}
+	if row, state := htmltest.Selection(t, dom); row != "5" || state != "5" {
+		t.Fatalf("after a click on step 5: row %s and state %s selected", row, state)
+	}
+	i := strings.Index(dom, `id="state-5"`)
+	panel := dom[i:]
+	panel = panel[:strings.Index(panel, "</section>")]
+	if !strings.Contains(panel, "st[1].preempted") || !strings.Contains(panel, `class="changed"`) {
+		t.Errorf("step 5's panel does not show st[1].preempted changed by the cmpxchg:\n%s", panel)
 	}
 }
