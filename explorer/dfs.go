@@ -76,7 +76,12 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	ind, por := m.(model.Independence)
 	bounded := opts.Preemptions != 0
 	bound := max(opts.Preemptions, 0)
-	por = por && !opts.NoReduction && !bounded
+	// Sleep sets are stored per state as choices of the first concrete
+	// state met; with symmetry a later visit reaches another member of
+	// the orbit, where a choice of a permuted thread names another step,
+	// so a step could be skipped. Symmetry therefore turns them off
+	// (translating choices through the permutation would keep them).
+	por = por && !opts.NoReduction && !bounded && !opts.Symmetry
 	var sleeps [][]model.Choice // per state index: its stored sleep set (por)
 	var sleepBytes int64
 

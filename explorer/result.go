@@ -60,7 +60,9 @@ type Options struct {
 	Fingerprint bool
 	// Symmetry makes bfs and dfs identify states through the machine's
 	// model.Symmetric canonical key. A machine that does not implement
-	// model.Symmetric is an error.
+	// model.Symmetric is an error. In dfs it turns the sleep sets off:
+	// they are stored as choices of one member of an orbit and would name
+	// other steps in another member.
 	Symmetry bool
 	// NoReduction turns off dfs's partial-order reduction (sleep sets),
 	// which is otherwise on for machines implementing model.Independence.
