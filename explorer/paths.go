@@ -45,10 +45,16 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 				return r
 			}
 			hist.Reset()
+			var v *model.Violation
 			for i, ev := range events {
-				hist.Record(int64(i), ev)
+				if err := hist.Record(int64(i), ev); err != nil && v == nil {
+					v = &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}
+				}
 			}
-			if v := model.CheckHistory(spec, hist.Operations()); v != nil {
+			if v == nil {
+				v = model.CheckHistory(spec, hist.Operations())
+			}
+			if v != nil {
 				r.Verdict, r.Violation, r.Schedule = Violation, v, append([]model.Choice(nil), sched...)
 				return r
 			}
