@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -28,7 +29,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	var names []string
 	var kv []string
 	for _, a := range pos {
-		if containsRune(a, '=') {
+		if strings.ContainsRune(a, '=') {
 			kv = append(kv, a)
 		} else {
 			names = append(names, a)
@@ -98,13 +99,4 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitOK, writeJSON(stdout, results)
 	}
 	return exitOK, nil
-}
-
-func containsRune(s string, r rune) bool {
-	for _, c := range s {
-		if c == r {
-			return true
-		}
-	}
-	return false
 }
