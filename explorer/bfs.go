@@ -51,9 +51,20 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	for depth := 0; len(level) > 0; depth++ {
 		b.r.Stats.Depth = depth
 		if depth >= opts.MaxSteps {
-			b.cut = true
-			b.r.Bound = fmt.Sprintf("max-steps=%d: executions longer than that were not explored", opts.MaxSteps)
-			break
+			// Cut only if some state of this level could still step (a
+			// level of terminal states is the end of the search anyway; its
+			// deadlocks are checked below).
+			var en []model.Choice
+			for _, s := range level {
+				if en = m.Enabled(s, en[:0]); len(en) > 0 {
+					b.cut = true
+					b.r.Bound = fmt.Sprintf("max-steps=%d: executions longer than that were not explored", opts.MaxSteps)
+					break
+				}
+			}
+			if b.cut {
+				break
+			}
 		}
 		b.depth, b.level, b.levelIdx = depth, level, levelIdx
 		b.next, b.nextIdx = nil, nil

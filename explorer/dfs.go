@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/protocheck/protocheck/model"
@@ -115,7 +116,8 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	enter := func(s model.State, z []sleeper, prev, pre int) *model.Violation {
 		key = keyOf(s, key[:0])
 		if bounded {
-			ctx = append(ctx[:0], byte(prev+1), byte(prev+1>>8), byte(pre), byte(pre>>8))
+			ctx = binary.AppendUvarint(ctx[:0], uint64(prev+1))
+			ctx = binary.AppendUvarint(ctx, uint64(pre))
 			key = append(key, ctx...)
 		}
 		h := hashKey(key)

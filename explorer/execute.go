@@ -205,7 +205,13 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 		// also proves that the violation reproduces.
 		ex, err := Execute(m, r.Schedule)
 		if err != nil || ex.Violation == nil || ex.Violation.Property != r.Violation.Property {
-			return nil, fmt.Errorf("internal error: the %s counterexample does not reproduce on re-execution (uncontrolled nondeterminism in the model?): %v", opts.Strategy, err)
+			again := "no violation"
+			if err != nil {
+				again = err.Error()
+			} else if ex.Violation != nil {
+				again = ex.Violation.Error()
+			}
+			return nil, fmt.Errorf("internal error: the %s counterexample (%s) does not reproduce on re-execution, which gives %s (uncontrolled nondeterminism in the model?)", opts.Strategy, r.Violation.Property, again)
 		}
 		r.Labels = make([]string, len(ex.Steps))
 		for i, s := range ex.Steps {

@@ -86,6 +86,14 @@ type Options struct {
 	ProgressJSON bool
 }
 
+// Bounds on options whose size is an allocation: a bug depth beyond a few
+// dozen change points finds nothing PCT's analysis promises, and workers
+// beyond the CPUs only add contention.
+const (
+	MaxDepth   = 64
+	MaxWorkers = 1024
+)
+
 func (o *Options) fill() error {
 	if o.Strategy == "" {
 		o.Strategy = BFS
@@ -110,10 +118,12 @@ func (o *Options) fill() error {
 		o.Depth = 3
 	}
 	switch {
-	case o.Workers < 0:
-		return fmt.Errorf("workers must be positive, got %d", o.Workers)
-	case o.Depth < 0:
-		return fmt.Errorf("pct depth must be positive, got %d", o.Depth)
+	case o.Workers < 0 || o.Workers > MaxWorkers:
+		return fmt.Errorf("workers must be between 1 and %d, got %d", MaxWorkers, o.Workers)
+	case o.Depth < 0 || o.Depth > MaxDepth:
+		return fmt.Errorf("pct depth must be between 1 and %d, got %d", MaxDepth, o.Depth)
+	case o.Symmetry && o.Preemptions != 0:
+		return fmt.Errorf("symmetry and a preemption bound cannot be combined: the bound's context (which thread ran last) would have to be permuted with the state")
 	case o.Runs < 0:
 		return fmt.Errorf("runs must be positive, got %d", o.Runs)
 	case o.MaxSteps < 0:

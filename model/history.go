@@ -51,6 +51,9 @@ func (h *History) Reset() {
 // return is then placed just after the call.
 func (h *History) Record(t int64, events []Event) error {
 	for _, e := range events {
+		if e.Client < 0 {
+			return fmt.Errorf("client %d: client ids are not negative", e.Client)
+		}
 		for e.Client >= len(h.open) {
 			h.open = append(h.open, -1)
 		}

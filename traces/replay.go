@@ -51,6 +51,9 @@ func Replay(p *model.Protocol, t *Trace) (*Replayed, error) {
 	if t.Protocol != p.Name {
 		return nil, fmt.Errorf("replay: the trace is of protocol %q, not %q", t.Protocol, p.Name)
 	}
+	if err := completeParams(p, t.Params); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 	m, _, err := p.Instantiate(t.Variant, t.Params)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -138,4 +141,22 @@ func threadName(names []string, t int) string {
 		return names[t]
 	}
 	return fmt.Sprintf("#%d", t)
+}
+
+// completeParams checks that a trace names every parameter of its protocol
+// and no other: a trace records all of them, defaults included, so that it
+// replays the same configuration after a default changes; a missing one
+// means the trace is older than the protocol's parameters.
+func completeParams(p *model.Protocol, given model.Params) error {
+	for _, q := range p.Params {
+		if _, ok := given[q.Name]; !ok {
+			return fmt.Errorf("the trace does not record parameter %s (it is older than the model's parameters: re-record it)", q.Name)
+		}
+	}
+	if len(given) != len(p.Params) {
+		if _, err := p.Resolve(given); err != nil {
+			return err
+		}
+	}
+	return nil
 }

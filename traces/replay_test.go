@@ -162,3 +162,25 @@ func TestDivergenceErrorInitialState(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// A trace records every parameter; one without all of them is older than
+// the model's parameters and is refused rather than replayed with today's
+// defaults.
+func TestReplayNeedsEveryParameter(t *testing.T) {
+	tr, err := Record(counterProtocol, "atomic", model.Params{"threads": 2}, []model.Choice{{Thread: 1}, {Thread: 0}, {Thread: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range tr.Params {
+		short := *tr
+		short.Params = model.Params{}
+		for k, v := range tr.Params {
+			if k != name {
+				short.Params[k] = v
+			}
+		}
+		if _, err := Replay(counterProtocol, &short); err == nil || !strings.Contains(err.Error(), "does not record parameter "+name) {
+			t.Errorf("without %s: %v", name, err)
+		}
+	}
+}

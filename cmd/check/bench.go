@@ -52,7 +52,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	for _, n := range names {
-		if p, v, err := protocols.Parse(n); err == nil {
+		if strings.Contains(n, "/") {
+			p, v, err := protocols.Parse(n)
+			if err != nil {
+				return 0, usageError{err}
+			}
 			add(p, v.Name)
 			continue
 		}

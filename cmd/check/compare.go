@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -31,26 +32,30 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := ef.check(fs); err != nil {
+		return 0, err
+	}
 	opts, err := ef.options(stderr)
 	if err != nil {
 		return 0, err
+	}
+	// Check the variants and the metric before two explorations run.
+	var known []string
+	for _, v := range pos[1:3] {
+		m, _, err := p.Instantiate(v, given)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		known = m.Metrics()
+	}
+	if *metric != "" && !slices.Contains(known, *metric) {
+		return 0, usagef("protocol %s has no metric %q (metrics: %v)", p.Name, *metric, known)
 	}
 	var outs [2]*outcome
 	for i, v := range pos[1:3] {
 		if outs[i], err = explore(p, v, given, opts); err != nil {
 			return 0, err
 		}
-	}
-	names := map[string]bool{}
-	for _, m := range outs[0].result.Metrics {
-		names[m.Name] = true
-	}
-	if *metric != "" && !names[*metric] {
-		var known []string
-		for _, m := range outs[0].result.Metrics {
-			known = append(known, m.Name)
-		}
-		return 0, usagef("protocol %s has no metric %q (metrics: %v)", p.Name, *metric, known)
 	}
 	fmt.Fprintf(stdout, "%s: %s vs %s  %s  strategy %s\n", p.Name, pos[1], pos[2], outs[0].params, outs[0].result.Strategy)
 	for _, o := range outs {
@@ -78,10 +83,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	tw.Flush()
+	code := exitOK
 	for _, o := range outs {
 		if o.result.Verdict == explorer.Violation {
 			fmt.Fprintf(stdout, "\nnote: %s violates %s; its executions stop at the first violation, so its metrics cover only the explored part.\n", o.variant, o.result.Violation.Property)
+			code = exitViolation
 		}
 	}
-	return exitOK, nil
+	return code, nil
 }

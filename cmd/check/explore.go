@@ -4,8 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -27,6 +27,8 @@ type exploreFlags struct {
 	noReduction bool
 	preemptions int
 	depth       int
+	// set names the flags given on the command line (flag.FlagSet.Visit).
+	set map[string]bool
 }
 
 func (f *exploreFlags) register(fs *flag.FlagSet) {
@@ -42,6 +44,46 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noReduction, "no-reduction", false, "dfs: turn partial-order reduction off")
 	fs.IntVar(&f.preemptions, "preemptions", 0, "dfs: bound on preemptions per execution (0: none)")
 	fs.IntVar(&f.depth, "depth", 3, "pct: bug depth")
+}
+
+// check rejects flags that the chosen strategy would ignore and explicit
+// values that cannot mean what they say, instead of silently running
+// something else than asked.
+func (f *exploreFlags) check(fs *flag.FlagSet) error {
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	only := map[string][]string{
+		"preemptions":  {explorer.DFS},
+		"no-reduction": {explorer.DFS},
+		"depth":        {explorer.PCT},
+		"workers":      {explorer.BFS},
+		"fingerprint":  {explorer.BFS, explorer.DFS},
+		"symmetry":     {explorer.BFS, explorer.DFS},
+		"max-states":   {explorer.BFS, explorer.DFS},
+		"seed":         {explorer.Random, explorer.RandomThreads, explorer.PCT},
+		"runs":         {explorer.Random, explorer.RandomThreads, explorer.PCT, explorer.Paths},
+	}
+	for _, name := range []string{"preemptions", "no-reduction", "depth", "workers", "fingerprint", "symmetry", "max-states", "seed", "runs"} {
+		if !f.set[name] {
+			continue
+		}
+		ok := false
+		for _, st := range only[name] {
+			ok = ok || st == f.strategy
+		}
+		if !ok {
+			return usagef("--%s does nothing with --strategy %s (it applies to: %s)", name, f.strategy, strings.Join(only[name], ", "))
+		}
+	}
+	for name, v := range map[string]int{"runs": f.runs, "max-steps": f.maxSteps, "max-states": f.maxStates, "depth": f.depth, "workers": f.workers} {
+		if f.set[name] && v <= 0 {
+			return usagef("--%s must be at least 1, got %d", name, v)
+		}
+	}
+	if f.set["preemptions"] && f.preemptions < 0 {
+		return usagef("--preemptions must not be negative (0: no bound), got %d", f.preemptions)
+	}
+	return nil
 }
 
 func (f *exploreFlags) options(stderr io.Writer) (explorer.Options, error) {
@@ -80,7 +122,14 @@ type outcome struct {
 	trace    *traces.Trace // nil without a violation
 	// minimized: the trace was not shortest by construction (non-bfs).
 	minimized bool
+	// linWalks is the number of random walks whose histories were checked
+	// for linearizability after a clean bfs or dfs.
+	linWalks int64
 }
+
+// linWalks random walks (seed 1) check the histories of a variant that bfs
+// or dfs found clean: they merge paths and cannot.
+const linWalks = 200
 
 // explore instantiates and explores one variant; a counterexample from a
 // strategy other than bfs is minimized, as DESIGN.md asks.
@@ -91,9 +140,26 @@ func explore(p *model.Protocol, variant string, given model.Params, opts explore
 	}
 	r, err := explorer.Explore(m, opts)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "internal error") {
+			return nil, err
+		}
 		return nil, usageError{err}
 	}
 	o := &outcome{protocol: p, variant: variant, params: params, result: r}
+	if r.Violation == nil && (r.Strategy == explorer.BFS || r.Strategy == explorer.DFS) && m.Spec() != nil {
+		// bfs and dfs merge paths, so they cannot check a property of whole
+		// histories: seeded random walks do, so that "ok" covers every
+		// property the protocol names.
+		lr, err := explorer.Explore(m, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: linWalks})
+		if err != nil {
+			return nil, err
+		}
+		o.linWalks = lr.Stats.Executions
+		if lr.Violation != nil {
+			r.Verdict, r.Violation, r.Schedule = explorer.Violation, lr.Violation, lr.Schedule
+			r.Strategy = explorer.Random
+		}
+	}
 	if r.Violation == nil {
 		return o, nil
 	}
@@ -125,6 +191,9 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := ef.check(fs); err != nil {
+		return 0, err
+	}
 	p, v, given, err := parseTarget("explore", pos)
 	if err != nil {
 		return 0, err
@@ -152,14 +221,13 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	if *out != "" && o.trace == nil {
-		fmt.Fprintf(stderr, "check explore: no violation, so no trace written to %s\n", *out)
-		os.Remove(*out) // never leave an older trace that looks like this run's
+		fmt.Fprintf(stderr, "check explore: no violation, so nothing was written to %s\n", *out)
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, o.document()); err != nil {
 			return 0, err
 		}
-	} else if err := o.print(stdout, *full); err != nil {
+	} else if err := o.print(stdout, stderr, *full); err != nil {
 		return 0, err
 	}
 	if o.trace != nil {
@@ -169,7 +237,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 }
 
 // print writes the text report: verdict, statistics, metrics, trace.
-func (o *outcome) print(w io.Writer, full bool) error {
+func (o *outcome) print(w, stats io.Writer, full bool) error {
 	r := o.result
 	fmt.Fprintf(w, "%s/%s  %s  strategy %s\n", o.protocol.Name, o.variant, o.params, r.Strategy)
 	switch r.Verdict {
@@ -185,11 +253,15 @@ func (o *outcome) print(w io.Writer, full bool) error {
 	if s.Executions > 0 {
 		fmt.Fprintf(w, "  executions: %d", s.Executions)
 	}
-	fmt.Fprintf(w, "  time: %s  (%.0f states/s", s.Elapsed.Round(time.Millisecond), s.StatesPerSec)
 	if s.BytesPerState > 0 {
-		fmt.Fprintf(w, ", %.0f bytes/state", s.BytesPerState)
+		fmt.Fprintf(w, "  bytes/state: %.0f", s.BytesPerState)
 	}
-	fmt.Fprintln(w, ")")
+	fmt.Fprintln(w)
+	if o.linWalks > 0 {
+		fmt.Fprintf(w, "linearizability: the histories of %d random walks (seed 1) checked against the spec, since %s merges paths\n", o.linWalks, r.Strategy)
+	}
+	// Timing depends on the machine: stderr, like progress.
+	fmt.Fprintf(stats, "time: %s (%.0f states/s)\n", s.Elapsed.Round(time.Millisecond), s.StatesPerSec)
 	if s.FingerprintCollision > 0 || s.FingerprintCollisionObserved > 0 {
 		fmt.Fprintf(w, "fingerprints: the probability that a collision hid a state is about %.2g (optimistic estimate) and %.2g (from the fingerprints stored)\n", s.FingerprintCollision, s.FingerprintCollisionObserved)
 	}

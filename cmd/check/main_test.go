@@ -53,6 +53,17 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"compare", "pvflush", "fixed"}, "compare needs PROTOCOL VARIANT_A VARIANT_B"},
 		{[]string{"compare", "pvflush", "fixed", "native", "--metric", "nosuch"}, `no metric "nosuch"`},
 		{[]string{"explain", "pvflush/nosuch"}, `no variant "nosuch"`},
+		{[]string{"explore", "pvflush/posted", "--strategy", "pct", "--depth", "9223372036854775807"}, "pct depth must be between 1 and 64"},
+		{[]string{"explore", "pvflush/fixed", "--workers", "2000000000"}, "workers must be between 1 and 1024"},
+		{[]string{"explore", "pvflush/fixed", "--preemptions", "1"}, "--preemptions does nothing with --strategy bfs"},
+		{[]string{"explore", "pvflush/fixed", "--strategy", "random", "--fingerprint"}, "--fingerprint does nothing with --strategy random"},
+		{[]string{"explore", "pvflush/fixed", "--strategy", "random", "--runs", "0"}, "--runs must be at least 1"},
+		{[]string{"explore", "pvflush/fixed", "--max-steps", "0"}, "--max-steps must be at least 1"},
+		{[]string{"explore", "exclusive/upstream", "--symmetry"}, "does not implement model.Symmetric"},
+		{[]string{"explore", "e500mc/per-cpu", "--strategy", "dfs", "--symmetry", "--preemptions", "1"}, "symmetry and a preemption bound cannot be combined"},
+		{[]string{"explore", "pvflush/fixed", "vcpus=99999999999999999999"}, "not an integer"},
+		{[]string{"compare", "pvflush", "fixed", "nosuch"}, `no variant "nosuch"`},
+		{[]string{"bench", "pvflush/nosuch"}, `no variant "nosuch"`},
 	} {
 		code, _, stderr := check(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -318,5 +329,47 @@ func TestReplayHTMLInBrowser(t *testing.T) {
 	panel = panel[:strings.Index(panel, "</section>")]
 	if !strings.Contains(panel, "st[1].preempted") || !strings.Contains(panel, `class="changed"`) {
 		t.Errorf("step 5's panel does not show st[1].preempted changed by the cmpxchg:\n%s", panel)
+	}
+}
+
+// --out names a file to write a counterexample to; a clean run leaves
+// whatever is there alone.
+func TestExploreOutNeverDeletes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keep.txt")
+	if err := os.WriteFile(path, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := check(t, "explore", "cputlb/synced", "--out", path); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "mine\n" {
+		t.Errorf("the file named by --out changed: %q %v", b, err)
+	}
+}
+
+// compare exits 1 when either variant violates a property, like explore.
+func TestCompareExitsOneOnAViolation(t *testing.T) {
+	code, out, _ := check(t, "compare", "cputlb", "synced", "non-synced", "--metric", "kicks")
+	if code != exitViolation || !strings.Contains(out, "non-synced violates no-stale-translation") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if code, _, _ := check(t, "compare", "cputlb", "synced", "synced-no-bql"); code != exitOK {
+		t.Errorf("two clean variants: exit %d", code)
+	}
+}
+
+// A clean bfs also checks the protocol's histories on random walks, and
+// says so; timing goes to stderr, so stdout is the same on every run.
+func TestExploreChecksHistoriesAndKeepsTimingOffStdout(t *testing.T) {
+	_, out1, stderr := check(t, "explore", "cputlb/synced")
+	_, out2, _ := check(t, "explore", "cputlb/synced")
+	if !strings.Contains(out1, "linearizability: the histories of 200 random walks") {
+		t.Errorf("no linearizability line:\n%s", out1)
+	}
+	if !strings.Contains(stderr, "states/s") || strings.Contains(out1, "states/s") {
+		t.Errorf("timing belongs on stderr: stdout\n%s\nstderr\n%s", out1, stderr)
+	}
+	if out1 != out2 {
+		t.Errorf("two runs printed different stdout:\n%s\n%s", out1, out2)
 	}
 }
