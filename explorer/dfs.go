@@ -11,8 +11,10 @@ import (
 // each a 64-bit Bloom-like mask: [0] over memory words (address mod 64),
 // [1] over touched objects (name hash mod 64). Two words or objects that
 // share a bit are taken to be the same, which can only add dependence.
-// Fences order nothing under sequential consistency and are ignored; the
-// store-buffer mode, when it comes, must make them conflict with stores.
+// Fences are ignored: under sequential consistency they order nothing, and
+// under the store-buffer mode every store a fence or locked operation
+// drains (and every commit step) is recorded as a write of its word
+// (model.OpCommit), which is what makes it conflict.
 type footprint struct{ r, w [2]uint64 }
 
 func summarize(acc []model.Access) footprint {

@@ -16,7 +16,9 @@
 // Shared words are read and written through the memory layer (Mem and the
 // Exec methods Load, Store, CAS, Xchg, FetchOr, FetchAdd, Fence) rather than
 // by mutating fields, so that each step's footprint is known and a weaker
-// memory model can later be switched on for every protocol at once.
+// memory model is switched on for every protocol at once: Mem.EnableTSO and
+// WithTSO give each thread an x86-TSO store buffer whose commits are choices
+// of an extra "store buffers" thread.
 // Model-only bookkeeping (observers for properties, abstract TLB contents,
 // metrics) stays outside the layer.
 //

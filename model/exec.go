@@ -13,6 +13,9 @@ type Exec struct {
 	violation *Violation
 	events    []Event
 	counts    []int64
+	// fenceLater: the step called Fence without a memory; WithTSO drains
+	// the thread's store buffer after the step.
+	fenceLater bool
 }
 
 // NewExec returns an Exec for a machine with the given number of metrics.
@@ -24,6 +27,7 @@ func (x *Exec) Reset(t int) {
 	x.label = ""
 	x.footprint = x.footprint[:0]
 	x.violation = nil
+	x.fenceLater = false
 	x.events = x.events[:0]
 	for i := range x.counts {
 		x.counts[i] = 0

@@ -11,11 +11,58 @@ type Addr int
 // Mem is the shared memory of a model: the words that threads communicate
 // through (flags, counters, page-table entries). Keep it inside the state
 // and access it only through the Exec methods, which record the footprint
-// and are the one place where a weaker memory model will be implemented.
-// Execution is sequentially consistent.
+// and are the one place where the memory model is implemented.
+//
+// Execution is sequentially consistent unless EnableTSO switches on x86-TSO
+// for the state being built: each thread then has a FIFO store buffer.
+// Under TSO
+//
+//   - Store by thread t appends (word, value) to t's buffer; memory is
+//     unchanged until the entry commits;
+//   - Load by t returns t's newest buffered value for the word if there is
+//     one (store forwarding), else memory;
+//   - CAS, Xchg, FetchOr, FetchAdd (locked read-modify-writes) and Fence
+//     first drain t's buffer (every entry commits, oldest first) and then
+//     act on memory, as x86's locked instructions and MFENCE do;
+//   - committing t's oldest entry on its own is a separate step, which
+//     WithTSO offers the explorer as a thread of its own.
+//
+// So stores are never reordered with each other (message passing holds)
+// and a load may pass an older store of its own thread to another word
+// (store buffering, the one relaxation of TSO). The buffers are part of the
+// state: Clone copies them, AppendKey and Vars include them. With TSO off
+// nothing of them appears, so keys and variables are byte-identical to a
+// memory built before TSO existed.
+//
+// Peek reads memory, not a buffer: invariants see what other threads could
+// read; PeekThread gives a thread's own view.
+//
+// Partial-order reduction stays sound without treating fences specially:
+// a fence or locked RMW records each store it drains as an OpCommit write
+// in its step's footprint, and a plain store is recorded as a write of its
+// word when it enters the buffer.
+//
+// The first use settled pvflush.md B2(a) (protocols/pvflush, parameters
+// memory and pte-clear): with a PTE clear that is a plain store and no
+// barrier before the flush reads steal_time, the uncompared cmpxchg of
+// ignore-cmpxchg drops a running vCPU holding a stale translation (a
+// 23-step counterexample at vcpus=2 flushes=2), while the compared cmpxchg
+// of fixed stays correct; with Linux's locked ptep_get_and_clear, TSO
+// changes no pvflush verdict. The litmus tests (tso_test.go here and in
+// explorer) pin the outcome sets: store buffering reaches r0=r1=0 only
+// under TSO and without a fence or locked store; message passing never
+// sees the second store without the first.
 type Mem struct {
 	words []uint64
 	names []string
+	// sb[t] is thread t's store buffer, oldest first; nil under SC.
+	sb      [][]sbEntry
+	threads []string // thread names, for Vars and labels (TSO only)
+}
+
+type sbEntry struct {
+	addr Addr
+	val  uint64
 }
 
 // NewMem returns a memory with one zeroed word per name.
@@ -23,10 +70,31 @@ func NewMem(names ...string) Mem {
 	return Mem{words: make([]uint64, len(names)), names: names}
 }
 
+// EnableTSO switches m to x86-TSO with one store buffer per named thread
+// (thread t of the machine is threads[t]). Call it while building the
+// initial state, before any access; the names appear in Vars
+// ("sb[vCPU0]") and in the labels of WithTSO's commit steps.
+func (m *Mem) EnableTSO(threads ...string) {
+	m.sb = make([][]sbEntry, len(threads))
+	m.threads = threads
+}
+
+// TSO reports whether m has store buffers.
+func (m Mem) TSO() bool { return m.sb != nil }
+
 // Clone returns an independent copy (the names are shared, being
 // immutable).
 func (m Mem) Clone() Mem {
-	return Mem{words: append([]uint64(nil), m.words...), names: m.names}
+	c := Mem{words: append([]uint64(nil), m.words...), names: m.names, threads: m.threads}
+	if m.sb != nil {
+		c.sb = make([][]sbEntry, len(m.sb))
+		for t, b := range m.sb {
+			if len(b) > 0 {
+				c.sb[t] = append([]sbEntry(nil), b...)
+			}
+		}
+	}
+	return c
 }
 
 // Len is the number of words.
@@ -35,27 +103,98 @@ func (m Mem) Len() int { return len(m.words) }
 // Name is the name of word a.
 func (m Mem) Name(a Addr) string { return m.names[a] }
 
-// Peek reads a word without recording an access: for invariants, observers
-// and rendering, never for the protocol's own reads.
+// Peek reads a word of memory without recording an access: for
+// invariants, observers and rendering, never for the protocol's own reads.
+// Under TSO it ignores every store buffer (see PeekThread).
 func (m Mem) Peek(a Addr) uint64 { return m.words[a] }
+
+// PeekThread reads word a as thread t would (its newest buffered store to
+// a, else memory) without recording an access. Under SC it is Peek.
+func (m Mem) PeekThread(t int, a Addr) uint64 {
+	if v, ok := m.forward(t, a); ok {
+		return v
+	}
+	return m.words[a]
+}
+
+// Buffered is the number of stores in thread t's buffer (0 under SC).
+func (m Mem) Buffered(t int) int {
+	if t < 0 || t >= len(m.sb) {
+		return 0
+	}
+	return len(m.sb[t])
+}
+
+// BufferThreads is the number of store buffers (0 under SC).
+func (m Mem) BufferThreads() int { return len(m.sb) }
+
+// forward returns thread t's newest buffered value of word a.
+func (m Mem) forward(t int, a Addr) (uint64, bool) {
+	if t < 0 || t >= len(m.sb) {
+		return 0, false
+	}
+	b := m.sb[t]
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i].addr == a {
+			return b[i].val, true
+		}
+	}
+	return 0, false
+}
+
+// threadName names thread t for Vars and labels.
+func (m Mem) threadName(t int) string {
+	if t >= 0 && t < len(m.threads) && m.threads[t] != "" {
+		return m.threads[t]
+	}
+	return "thread " + strconv.Itoa(t)
+}
 
 // Init sets a word before exploration starts (initial state only).
 func (m Mem) Init(a Addr, v uint64) { m.words[a] = v }
 
-// AppendKey appends the words' canonical encoding.
+// AppendKey appends the words' canonical encoding, then, under TSO, each
+// buffer's length and entries.
 func (m Mem) AppendKey(b []byte) []byte {
 	for _, w := range m.words {
 		b = strconv.AppendUint(b, w, 16)
 		b = append(b, ',')
 	}
+	if m.sb == nil {
+		return b
+	}
+	b = append(b, '|')
+	for _, buf := range m.sb {
+		b = strconv.AppendUint(b, uint64(len(buf)), 16)
+		b = append(b, ':')
+		for _, e := range buf {
+			b = strconv.AppendUint(b, uint64(e.addr), 16)
+			b = append(b, '=')
+			b = strconv.AppendUint(b, e.val, 16)
+			b = append(b, ',')
+		}
+		b = append(b, ';')
+	}
 	return b
 }
 
-// Vars lists the words as variables.
+// Vars lists the words as variables, then, under TSO, one variable per
+// store buffer, "sb[vCPU0]" = "{pte[X]=2; pte[X]=0}" (oldest first) or
+// "{}".
 func (m Mem) Vars() []Var {
-	out := make([]Var, len(m.words))
+	out := make([]Var, len(m.words), len(m.words)+len(m.sb))
 	for i, w := range m.words {
 		out[i] = Var{Name: m.names[i], Value: strconv.FormatUint(w, 10)}
+	}
+	for t, buf := range m.sb {
+		v := "{"
+		for i, e := range buf {
+			if i > 0 {
+				v += "; "
+			}
+			v += m.names[e.addr] + "=" + strconv.FormatUint(e.val, 10)
+		}
+		out = append(out, Var{Name: "sb[" + m.threadName(t) + "]", Value: v + "}"})
 	}
 	return out
 }
@@ -73,9 +212,14 @@ const (
 	OpFetchAdd
 	OpFence
 	OpTouch
+	// OpCommit is a buffered store reaching memory under TSO: in a
+	// commit step of WithTSO, or drained by a fence or a locked
+	// read-modify-write (in that step's footprint, before its own
+	// access).
+	OpCommit
 )
 
-var opNames = [...]string{"load", "store", "cas", "xchg", "fetch-or", "fetch-add", "fence", "touch"}
+var opNames = [...]string{"load", "store", "cas", "xchg", "fetch-or", "fetch-add", "fence", "touch", "commit"}
 
 func (o Op) String() string { return opNames[o] }
 
@@ -106,21 +250,81 @@ func (x *Exec) access(m Mem, op Op, a Addr, read, write bool) {
 	x.footprint = append(x.footprint, Access{Op: op, Addr: a, Object: m.names[a], Read: read, Write: write})
 }
 
-// Load reads word a.
+// buffer returns the stepping thread's store buffer index under TSO, or
+// -1 under SC. A thread without a buffer under TSO is a modelling error
+// (the assertion "memory"); its accesses then act on memory directly.
+func (x *Exec) buffer(m Mem) int {
+	if m.sb == nil {
+		return -1
+	}
+	if x.thread < 0 || x.thread >= len(m.sb) {
+		x.Fail("memory", "thread %d accesses memory under TSO but has no store buffer (%d buffers)", x.thread, len(m.sb))
+		return -1
+	}
+	return x.thread
+}
+
+// drain commits every store in the stepping thread's buffer, oldest first
+// (a fence or a locked instruction under TSO), recording each as a commit
+// in the footprint.
+func (x *Exec) drain(m Mem) {
+	t := x.buffer(m)
+	if t < 0 {
+		return
+	}
+	for _, e := range m.sb[t] {
+		m.words[e.addr] = e.val
+		x.access(m, OpCommit, e.addr, false, true)
+	}
+	m.sb[t] = nil
+}
+
+// CommitOldest commits the oldest store in thread t's buffer to memory
+// and returns it; ok is false when the buffer is empty. It is the step
+// WithTSO's store-buffer thread takes; a protocol that schedules commits
+// itself can call it too.
+func (x *Exec) CommitOldest(m Mem, t int) (a Addr, v uint64, ok bool) {
+	if t < 0 || t >= len(m.sb) || len(m.sb[t]) == 0 {
+		return 0, 0, false
+	}
+	e := m.sb[t][0]
+	m.sb[t] = m.sb[t][1:]
+	if len(m.sb[t]) == 0 {
+		m.sb[t] = nil
+	}
+	m.words[e.addr] = e.val
+	x.access(m, OpCommit, e.addr, false, true)
+	return e.addr, e.val, true
+}
+
+// Load reads word a: under TSO the stepping thread's newest buffered
+// store to a, if any, else memory.
 func (x *Exec) Load(m Mem, a Addr) uint64 {
 	x.access(m, OpLoad, a, true, false)
+	if t := x.buffer(m); t >= 0 {
+		if v, ok := m.forward(t, a); ok {
+			return v
+		}
+	}
 	return m.words[a]
 }
 
-// Store writes v to word a.
+// Store writes v to word a; under TSO it enters the stepping thread's
+// store buffer.
 func (x *Exec) Store(m Mem, a Addr, v uint64) {
 	x.access(m, OpStore, a, false, true)
+	if t := x.buffer(m); t >= 0 {
+		m.sb[t] = append(m.sb[t], sbEntry{addr: a, val: v})
+		return
+	}
 	m.words[a] = v
 }
 
 // CAS is a compare-and-swap with the semantics of Linux's cmpxchg: if word
 // a holds old it becomes new; either way the previous value is returned.
+// Under TSO it drains the stepping thread's buffer first (lock cmpxchg).
 func (x *Exec) CAS(m Mem, a Addr, old, new uint64) (prev uint64) {
+	x.drain(m)
 	x.access(m, OpCAS, a, true, true)
 	prev = m.words[a]
 	if prev == old {
@@ -130,7 +334,9 @@ func (x *Exec) CAS(m Mem, a Addr, old, new uint64) (prev uint64) {
 }
 
 // Xchg atomically stores v in word a and returns the previous value.
+// Under TSO it drains the stepping thread's buffer first.
 func (x *Exec) Xchg(m Mem, a Addr, v uint64) (prev uint64) {
+	x.drain(m)
 	x.access(m, OpXchg, a, true, true)
 	prev = m.words[a]
 	m.words[a] = v
@@ -138,7 +344,9 @@ func (x *Exec) Xchg(m Mem, a Addr, v uint64) (prev uint64) {
 }
 
 // FetchOr atomically ors v into word a and returns the previous value.
+// Under TSO it drains the stepping thread's buffer first.
 func (x *Exec) FetchOr(m Mem, a Addr, v uint64) (prev uint64) {
+	x.drain(m)
 	x.access(m, OpFetchOr, a, true, true)
 	prev = m.words[a]
 	m.words[a] = prev | v
@@ -146,15 +354,30 @@ func (x *Exec) FetchOr(m Mem, a Addr, v uint64) (prev uint64) {
 }
 
 // FetchAdd atomically adds v to word a and returns the previous value.
+// Under TSO it drains the stepping thread's buffer first.
 func (x *Exec) FetchAdd(m Mem, a Addr, v uint64) (prev uint64) {
+	x.drain(m)
 	x.access(m, OpFetchAdd, a, true, true)
 	prev = m.words[a]
 	m.words[a] = prev + v
 	return prev
 }
 
-// Fence is a full memory barrier (smp_mb). Under sequential consistency it
-// only appears in the footprint.
-func (x *Exec) Fence() {
+// Fence is a full memory barrier (smp_mb, MFENCE). Under sequential
+// consistency it only appears in the footprint. Under TSO it drains the
+// stepping thread's buffer: at once in the memory passed (x.Fence(s.mem)),
+// with the commits in the footprint after the fence; without a memory
+// (x.Fence(), as protocols written for SC call it) WithTSO drains the
+// thread's buffer at the end of the step instead, which is the same
+// unless the step stores again after the fence (the granularity rule
+// makes that rare).
+func (x *Exec) Fence(mem ...Mem) {
 	x.footprint = append(x.footprint, Access{Op: OpFence, Addr: -1})
+	if len(mem) == 0 {
+		x.fenceLater = true
+		return
+	}
+	for _, m := range mem {
+		x.drain(m)
+	}
 }

@@ -56,7 +56,8 @@
 // shift-bug, host-clobber, host-copy, mid-instruction, always-skip,
 // early-entry and guest-plain-store violate stale-tlb; fixed, native and
 // ignore-cmpxchg are exhaustively correct at the default size, and
-// ignore-cmpxchg also at flushes=2 preemptions=3 (pvflush_test.go).
+// ignore-cmpxchg also at flushes=2 preemptions=3 (pvflush_test.go), under
+// sequential consistency (the default, memory=0).
 //
 // ignore-cmpxchg (skip iff cmpxchg returns non-zero) is latent under
 // sequential consistency with the merged host, as pvflush.md predicted,
@@ -73,11 +74,47 @@
 // initiator setting FLUSH_TLB concurrently (not modelled); it is safe for
 // the same reason as a success, the pending flush runs at the next entry.
 // Every non-zero return carries PREEMPTED (flag-shape), which is what
-// makes the omission harmless; it is a bug with a host that leaves
-// PREEMPTED set while the vCPU runs, or under store buffering (pvflush.md
-// B2), neither of which this model has. always-skip is the contrast: a
-// target read as PREEMPTED and skipped after a cmpxchg that found 0 is
-// running with its old TLB.
+// makes the omission harmless under SC; it is a bug with a host that
+// leaves PREEMPTED set while the vCPU runs (not modelled), or under store
+// buffering (pvflush.md B2(a)), which the parameters memory and pte-clear
+// settle. always-skip is the contrast: a target read as PREEMPTED and
+// skipped after a cmpxchg that found 0 is running with its old TLB.
+//
+// Under x86-TSO (memory=1: per-vCPU store buffers, commits as steps of a
+// "store buffers" thread, model.WithTSO) with Linux's unmap, whose
+// ptep_get_and_clear is a locked xchg that drains vCPU0's buffer before
+// the flush reads steal_time, nothing changes: every variant keeps its
+// verdict at the default size. The B2(a) model drops that barrier
+// (pte-clear=1: a plain store; the IPI send still drains, as
+// smp_call_function_many's llist_add is a locked cmpxchg). Then
+// ignore-cmpxchg violates stale-tlb and fixed stays correct, at the
+// smallest size vcpus=2 flushes=2 preemptions=2 accesses=2 (fixed: 3236
+// states; ignore-cmpxchg: a 23-step shortest counterexample; tso_test.go).
+// The schedule is pvflush.md's, with the first round standing in for I2:
+// round 0 defers its flush (byte 3); round 1 maps X->P1 and buffers the
+// clear; vCPU0 reads 3; the host's xchg returns 3 and flushes, the map
+// (not the clear) commits, vCPU1 walks the PTE and caches X->P1, and is
+// preempted again (byte 1); vCPU0's cmpxchg drains the clear, fails and
+// returns 1, and the uncompared test skips vCPU1; the flush returns, P1 is
+// freed, the host enters without a flush and vCPU1 reads P1 through its
+// stale entry. Fixed compares, sees 1 != 3 and sends the IPI. Every
+// ingredient is needed: with memory=0, pte-clear=0, flushes=1,
+// preemptions=1 or accesses=1, ignore-cmpxchg is exhaustively correct.
+//
+// # Memory model
+//
+// The shared words (the PTE, the steal_time bytes) go through model.Mem.
+// memory=0 (the default) is sequentially consistent; memory=1 is x86-TSO:
+// each vCPU's plain stores (set_pte_at, the pte-clear=1 clear,
+// set_preempted's store, host-copy's write-back) enter its store buffer,
+// the locked xchg and cmpxchg drain it, and vCPU0's IPI send drains it
+// (llist_add). Commits are steps of the extra thread "store buffers";
+// the store-buffer variables sb[vCPUt] hold raw words (the PTE as
+// frame+1, 0 for not present). Symmetry reduction is not available under
+// TSO. Partial-order reduction is (Independent is passed through for
+// pairs of vCPUs, and commit steps depend on everything); the diamond
+// test covers SC only, but dfs reaches bfs's 3236 states at the B2(a)
+// size.
 //
 // # Properties
 //

@@ -143,6 +143,12 @@ func newBody(name string, p model.Params, l *link) (rt.Body, error) {
 	if n < 2 || n > maxVCPUs {
 		return nil, fmt.Errorf("pvflush: vcpus=%d is outside [2, %d]", n, maxVCPUs)
 	}
+	// The real code runs on Go's memory model, whose atomics are
+	// sequentially consistent: the model's store buffers (memory=1) and
+	// its barrier-less PTE clear have no counterpart here.
+	if p["memory"] != 0 || p["pte-clear"] != 0 {
+		return nil, fmt.Errorf("pvflush: the real implementation runs on sequentially consistent atomics; memory=%d pte-clear=%d exist only in the model", p["memory"], p["pte-clear"])
+	}
 	return func(e *rt.Env) func() *model.Violation {
 		w := &world{e: e, ctl: e.IsControlled(), v: v, n: n, flushes: p["flushes"], accesses: p["accesses"]}
 		w.gate.at = make([]gatePoint, n)

@@ -26,11 +26,21 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 		s.phase = phaseZap
 
 	case phaseZap:
-		// ptep_get_and_clear is a locked xchg: a full barrier before the
-		// flush reads steal_time (pvflush.md B2 note).
-		old := x.Xchg(s.mem, pteX, 0)
-		x.Call(0, pteOp{Write: true, Value: 0})
-		x.Labelf("ptep_get_and_clear: clear PTE of X (was %s); flush_tlb_mm_range -> %s", pteName(old), fn)
+		if m.plainClear {
+			// The B2(a) model: a plain store with no barrier before the
+			// flush reads steal_time; under TSO it can stay in vCPU0's
+			// store buffer past those reads.
+			old := s.mem.PeekThread(0, pteX) // for the label only
+			x.Store(s.mem, pteX, 0)
+			x.Call(0, pteOp{Write: true, Value: 0})
+			x.Labelf("pte_clear (plain store, no barrier): clear PTE of X (was %s); flush_tlb_mm_range -> %s", pteName(old), fn)
+		} else {
+			// ptep_get_and_clear is a locked xchg: a full barrier before
+			// the flush reads steal_time (pvflush.md B2 note).
+			old := x.Xchg(s.mem, pteX, 0)
+			x.Call(0, pteOp{Write: true, Value: 0})
+			x.Labelf("ptep_get_and_clear: clear PTE of X (was %s); flush_tlb_mm_range -> %s", pteName(old), fn)
+		}
 		if m.v.native {
 			for u := 1; u < m.n; u++ {
 				s.mask |= 1 << u
@@ -57,6 +67,13 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 		m.nextRead(s)
 
 	case phaseSend:
+		if m.tso {
+			// smp_call_function_many queues the csd with llist_add, a
+			// locked cmpxchg, before the IPI: vCPU0's store buffer drains
+			// (under SC the fence is left out, keeping footprints as
+			// they were).
+			x.Fence(s.mem)
+		}
 		s.tg[t].ipi = ipiPending
 		x.Touch(fmt.Sprintf("IPI vCPU%d", t), true)
 		x.Count(metricIPIs, 1)

@@ -16,17 +16,32 @@ type machine struct {
 	names     []string
 	init      *state
 	staleSeam bool // test-only: when true, uses of stale translations are not asserted (spec_test.go)
+	// tso: x86-TSO memory (param memory=1); Protocol.New wraps the
+	// machine in model.WithTSO.
+	tso bool
+	// plainClear: vCPU0 clears the PTE with a plain store instead of
+	// ptep_get_and_clear's locked xchg (param pte-clear=1).
+	plainClear bool
 }
 
+// memOf is the memory of a state, for model.WithTSO.
+func memOf(s model.State) *model.Mem { return &s.(*state).mem }
+
 func newMachine(v variant, p model.Params) *machine {
-	m := &machine{v: v, n: p["vcpus"], flushes: p["flushes"], preempt: p["preemptions"], accesses: p["accesses"]}
+	m := &machine{v: v, n: p["vcpus"], flushes: p["flushes"], preempt: p["preemptions"], accesses: p["accesses"],
+		tso: p["memory"] == 1, plainClear: p["pte-clear"] == 1}
 	m.names = []string{"vCPU0 (initiator)"}
 	words := []string{"pte[X]"}
+	buffers := []string{"vCPU0"}
 	for t := 1; t < m.n; t++ {
 		m.names = append(m.names, fmt.Sprintf("vCPU%d", t))
 		words = append(words, fmt.Sprintf("st[%d].preempted", t))
+		buffers = append(buffers, fmt.Sprintf("vCPU%d", t))
 	}
 	s := &state{mem: model.NewMem(words...), phase: phaseZap, preempt: uint8(m.preempt), n: uint8(m.n)}
+	if m.tso {
+		s.mem.EnableTSO(buffers...)
+	}
 	// X starts mapped to frame 0 (P0); every target starts in guest mode
 	// with an empty TLB and steal_time.preempted = 0.
 	s.mem.Init(pteX, 1)

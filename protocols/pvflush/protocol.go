@@ -21,12 +21,20 @@ var Protocol = &model.Protocol{
 			Description: "host preemptions (kvm_sched_out) of target vCPUs, in total"},
 		{Name: "accesses", Default: 2, Min: 0, Max: 6,
 			Description: "accesses of X per target (each in guest mode through the TLB, or emulated by KVM)"},
+		{Name: "memory", Default: 0, Min: 0, Max: 1,
+			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-vCPU store buffers; commits are steps of a \"store buffers\" thread)"},
+		{Name: "pte-clear", Default: 0, Min: 0, Max: 1,
+			Description: "how vCPU0 clears the PTE: 0 locked xchg (ptep_get_and_clear, a full barrier, as Linux), 1 plain store with no barrier before the flush (pvflush.md B2(a))"},
 	},
 	New: func(name string, p model.Params) (model.Machine, error) {
 		v, ok := variants[name]
 		if !ok {
 			return nil, fmt.Errorf("unknown variant %q", name)
 		}
-		return newMachine(v, p), nil
+		m := newMachine(v, p)
+		if m.tso {
+			return model.WithTSO(m, memOf), nil
+		}
+		return m, nil
 	},
 }

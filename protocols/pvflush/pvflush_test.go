@@ -173,7 +173,7 @@ func TestParams(t *testing.T) {
 		t.Error("vcpus above the array size accepted")
 	}
 	p, err := Protocol.Resolve(nil)
-	if err != nil || p.String() != "accesses=2 flushes=1 preemptions=2 vcpus=3" {
+	if err != nil || p.String() != "accesses=2 flushes=1 memory=0 preemptions=2 pte-clear=0 vcpus=3" {
 		t.Fatalf("defaults: %v %v", p, err)
 	}
 	if _, _, err := Protocol.Instantiate("nope", nil); err == nil {
