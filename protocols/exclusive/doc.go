@@ -47,6 +47,29 @@
 // guest TB always ends after one step, so a kick only matters through its
 // broadcast of halt_cond, which wakes a halted vCPU.
 //
+// Memory model: sequentially consistent by default (memory=0); memory=1
+// runs the machine under x86-TSO (model.WithTSO: one store buffer per
+// thread, commits as steps of a "store buffers" thread). The words of
+// model.Mem (pending_cpus, cpu->running, wi.done) are then stored into the
+// buffer and may be passed by the thread's later loads; smp_mb() drains
+// it (x.Fence(s.mem)), and so does every mutex operation, lock, unlock and
+// the release and re-acquire of a condition variable wait, because
+// QemuMutex on x86 (glibc) takes and releases with locked instructions
+// (run.go says why that is also the sound choice for the model). Under
+// TSO upstream stays correct and every other variant keeps its verdict and
+// its shortest counterexample (tso_test.go). no-smp-mb is qemu.md's V-A1:
+// upstream without the smp_mb() of cpu_exec_start and start_exclusive. It
+// is defined on x86-TSO, where the barrier matters, and so runs with store
+// buffers whatever memory says (without them it explores exactly
+// upstream's states). Its shortest counterexample (17 steps, no commit
+// step) keeps both stores buffered: start_exclusive stores pending_cpus = 1
+// and reads cpu1->running = false, vcpu1 stores running = true and reads
+// pending_cpus = 0, and vcpu1 executes guest code in the section. The
+// other Dekker pair breaks too (random walks find it first): a counted
+// vCPU's cpu_exec_end reads pending_cpus = 0 and leaves by the fast path,
+// and start_exclusive waits for it for ever. The real implementation runs
+// on Go's sequentially consistent atomics and refuses both.
+//
 // Properties: mutual-exclusion (A1-S1: no CPU inside cpu_exec while an
 // exclusive section runs), single-exclusive (A1-S2), work-once (A2-S1:
 // each work item runs once; run_on_cpu returns only after its item ran),

@@ -59,6 +59,8 @@ import (
 // implVariants are the model variants the code implements. if-not-while
 // is left out: its bug needs a spurious wake-up of start_exclusive's wait,
 // and rt has none (a woken-by-nobody step of the waiter while it sleeps).
+// no-smp-mb is left out too: its bug needs x86-TSO store buffers, and the
+// code's atomics are sequentially consistent (newImpl refuses it).
 var implVariants = []string{
 	"upstream",
 	"cpu-lock",
@@ -75,6 +77,12 @@ var implVariants = []string{
 var Impl = &rt.Impl{Variants: implVariants, New: newImpl}
 
 func newImpl(variant string, p model.Params) (rt.Body, error) {
+	// The real code runs on Go's memory model, whose atomics are
+	// sequentially consistent: the model's store buffers (memory=1) and
+	// no-smp-mb, whose bug needs them, have no counterpart here.
+	if p["memory"] != 0 || variant == "no-smp-mb" {
+		return nil, fmt.Errorf("exclusive: the real implementation runs on sequentially consistent atomics; memory=%d and the variant no-smp-mb (always x86-TSO) exist only in the model", p["memory"])
+	}
 	supported := false
 	for _, v := range implVariants {
 		supported = supported || v == variant

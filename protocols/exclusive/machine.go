@@ -17,18 +17,27 @@ type flags struct {
 	fromExec            bool // H6: vCPU 0's first TB calls start_exclusive
 	endDecrementsAlways bool // V-A4
 	endSignalsResume    bool // V-A5
+	// noSmpMb is V-A1: cpu_exec_start and start_exclusive without their
+	// smp_mb(). The variant is defined on x86-TSO (it forces store
+	// buffers on whatever the memory parameter says): under sequential
+	// consistency a barrier has nothing to order.
+	noSmpMb bool
 }
 
 // machine is one instance: a variant at one size. It is immutable.
 type machine struct {
-	v       flags
-	nvcpus  int
-	ncpus   int // vCPUs, plus the hot-plugged CPU in finish-safe-work
-	rounds  int
-	nsafe   int
-	nroc    int
-	nitems  int
-	io      int // thread index of the I/O thread
+	v      flags
+	nvcpus int
+	ncpus  int // vCPUs, plus the hot-plugged CPU in finish-safe-work
+	rounds int
+	nsafe  int
+	nroc   int
+	nitems int
+	io     int // thread index of the I/O thread
+	// tso: x86-TSO memory, one store buffer per thread (param memory=1,
+	// or the no-smp-mb variant); newVariant wraps the machine in
+	// model.WithTSO.
+	tso     bool
 	threads []string
 	names   []string // mem word names
 	// mem word addresses
@@ -47,7 +56,8 @@ const (
 var metricNames = []string{"wakeups", "lock-handoffs", "list-lock-acquisitions"}
 
 func newMachine(v flags, p model.Params) (*machine, error) {
-	m := &machine{v: v, nvcpus: p["vcpus"], rounds: p["rounds"], nsafe: p["safe-work"], nroc: p["run-on-cpu"]}
+	m := &machine{v: v, nvcpus: p["vcpus"], rounds: p["rounds"], nsafe: p["safe-work"], nroc: p["run-on-cpu"],
+		tso: p["memory"] == 1 || v.noSmpMb}
 	m.ncpus = m.nvcpus
 	if v.finishSafeWork {
 		m.ncpus++
@@ -75,6 +85,9 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 	}
 	return m, nil
 }
+
+// memOf is the memory of a state, for model.WithTSO.
+func memOf(s model.State) *model.Mem { return &s.(*state).mem }
 
 func (m *machine) word(name string) model.Addr {
 	m.names = append(m.names, name)
@@ -117,6 +130,9 @@ func (m *machine) Metrics() []string { return metricNames }
 
 func (m *machine) Init() model.State {
 	s := &state{m: m, mem: model.NewMem(m.names...)}
+	if m.tso {
+		s.mem.EnableTSO(m.threads...)
+	}
 	for c := 0; c < m.nvcpus; c++ {
 		s.inList[c] = true
 	}

@@ -51,6 +51,14 @@ var variants = []struct {
 		Description: "end_exclusive signals exclusive_resume instead of broadcasting it: a waiter with a true predicate sleeps forever",
 		Source:      "mutation V-A5 (qemu.md A.5)"},
 		flags{endSignalsResume: true}},
+	{model.Variant{Name: "no-smp-mb", Expect: PropMutualExclusion,
+		// The cpu_exec_end / start_exclusive pair breaks too: a counted
+		// vCPU reads pending_cpus = 0 (the store still buffered) and never
+		// releases start_exclusive; random walks meet that first.
+		AlsoViolates: []string{model.Deadlock},
+		Description: "upstream without the smp_mb() in cpu_exec_start and start_exclusive, on x86-TSO (store buffers on whatever memory says)",
+		Source:      "mutation V-A1 (qemu.md A.5): the Dekker pair running/pending_cpus without its barriers"},
+		flags{noSmpMb: true}},
 }
 
 // Protocol is the exclusive-section protocol family.
@@ -68,6 +76,8 @@ var Protocol = &model.Protocol{
 			Description: "async_safe_run_on_cpu items, the i-th queued on vcpu i mod vcpus"},
 		{Name: "run-on-cpu", Default: 1, Min: 0, Max: 4,
 			Description: "run_on_cpu calls by the I/O thread, the k-th aimed at vcpu (vcpus-1-k) mod vcpus"},
+		{Name: "memory", Default: 0, Min: 0, Max: 1,
+			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO)"},
 	},
 	New: newVariant,
 }
@@ -83,7 +93,14 @@ func variantList() []model.Variant {
 func newVariant(name string, p model.Params) (model.Machine, error) {
 	for _, v := range variants {
 		if v.Name == name {
-			return newMachine(v.f, p)
+			m, err := newMachine(v.f, p)
+			if err != nil {
+				return nil, err
+			}
+			if m.tso {
+				return model.WithTSO(m, memOf), nil
+			}
+			return m, nil
 		}
 	}
 	return nil, fmt.Errorf("unknown variant %q", name)

@@ -54,15 +54,28 @@ func TestRandomFindsBugs(t *testing.T) {
 		"exclusive-from-exec":   1,
 		"end-decrements-always": 69,
 		"end-signals-resume":    17,
+		"no-smp-mb":             65,
 	}
+	// Where the first walk to fail breaks another property than the one
+	// bfs reports first. no-smp-mb's missing barriers break both Dekker
+	// pairs: start_exclusive <-> cpu_exec_start lets a vCPU enter guest
+	// code during the section (mutual-exclusion, bfs's shortest), and
+	// start_exclusive <-> cpu_exec_end lets a counted vCPU leave by the
+	// fast path without releasing start_exclusive, which then waits on
+	// exclusive_cond for ever (deadlock; tso_test.go).
+	property := map[string]string{"no-smp-mb": model.Deadlock}
 	for _, v := range Protocol.Variants {
 		if v.Expect == model.ExpectOK {
 			continue
 		}
 		t.Run(v.Name, func(t *testing.T) {
 			_, r := explore(t, v.Name, nil, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: 20000})
-			if r.Verdict != explorer.Violation || r.Violation.Property != v.Expect {
-				t.Fatalf("random: got %s, want %s", r, v.Expect)
+			expect := v.Expect
+			if p, ok := property[v.Name]; ok {
+				expect = p
+			}
+			if r.Verdict != explorer.Violation || r.Violation.Property != expect {
+				t.Fatalf("random: got %s, want %s", r, expect)
 			}
 			if r.Stats.Executions != want[v.Name] {
 				t.Errorf("random: found after %d walks, want %d", r.Stats.Executions, want[v.Name])

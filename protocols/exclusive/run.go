@@ -39,14 +39,37 @@ func (r *run) cpuLockName(c int) string {
 	return fmt.Sprintf("cpu%d->work_mutex", c)
 }
 
+// Under x86-TSO (memory=1, no-smp-mb) every mutex operation drains the
+// stepping thread's store buffer, as a full barrier would. On x86 that is
+// what QEMU's QemuMutex (pthread, glibc) does: the acquire is a lock
+// cmpxchg, and the release is lll_unlock's atomic exchange (xchg), a
+// locked instruction too, not a plain store; qemu_cond_wait releases and
+// re-acquires the mutex the same way. It is also the conservative choice
+// for the model, whose Mutex lives outside model.Mem and is visible at
+// once: a release that left the critical section's stores buffered would
+// let the next holder miss them, which x86-TSO's in-order commits never
+// allow. Signal and broadcast do not drain (glibc's need not touch memory
+// with a locked instruction when there is no waiter); they run under the
+// mutex, whose release drains. Under sequential consistency nothing of
+// this is recorded: steps and footprints are those of the SC model.
+func (r *run) drain() {
+	if r.s.mem.TSO() {
+		r.x.Fence(r.s.mem)
+	}
+}
+
 func (r *run) lock(mu *model.Mutex, name string) {
+	r.drain()
 	r.x.Lock(mu, name)
 	if mu == &r.s.listLock {
 		r.x.Count(mListLock, 1)
 	}
 }
 
-func (r *run) unlock(mu *model.Mutex, name string) { r.x.Unlock(mu, name) }
+func (r *run) unlock(mu *model.Mutex, name string) {
+	r.drain()
+	r.x.Unlock(mu, name)
+}
 
 // reacquire is the separate step a woken waiter takes to get its mutex
 // back: the hand-off of the mutex from the waker to the wakee.
@@ -56,6 +79,7 @@ func (r *run) reacquire(mu *model.Mutex, name string) {
 }
 
 func (r *run) wait(c *model.Cond, cname string, mu *model.Mutex, mname string) {
+	r.drain()
 	r.x.Wait(c, cname, mu, mname)
 }
 

@@ -9,6 +9,17 @@ package exclusive
 // the read shares the step of the action that depends on it. The same
 // holds for has_waiter. The lock-free reads of cpu_exec_start/end's fast
 // paths and of start_exclusive's scan are steps of their own.
+//
+// Memory model: sequentially consistent by default; under x86-TSO
+// (memory=1, and always in no-smp-mb) the atomic_set()s are plain stores
+// that enter the thread's store buffer, the atomic_read()s may pass them,
+// and the smp_mb()s (x.Fence(s.mem)) drain the buffer, as do the mutex
+// operations (run.go). The two Dekker pairs of qemu.md A.1 are thus
+// exercised: cpu_exec_start's store of cpu->running against
+// start_exclusive's load of it, start_exclusive's store of pending_cpus
+// against cpu_exec_start's load of it (and the same with cpu_exec_end).
+// no-smp-mb (V-A1) drops the barrier of cpu_exec_start and of
+// start_exclusive; cpu_exec_end keeps its own.
 
 func (r *run) pending() uint64 { return r.x.Load(r.s.mem, r.m.aPending) }
 
@@ -37,8 +48,12 @@ func (r *run) upstreamStep() {
 			return
 		}
 		r.setPending(1)
-		r.x.Fence()
-		r.label("start_exclusive: atomic_set(pending_cpus, 1); smp_mb()")
+		if r.m.v.noSmpMb {
+			r.label("start_exclusive: atomic_set(pending_cpus, 1) (no smp_mb())")
+		} else {
+			r.x.Fence(s.mem)
+			r.label("start_exclusive: atomic_set(pending_cpus, 1); smp_mb()")
+		}
 		th.iter, th.runningCPUs = 0, 0
 		r.nextScan()
 	case pcSXIdleWoken:
@@ -124,15 +139,20 @@ func (r *run) upstreamStep() {
 		r.label("cpu_exec_start: atomic_set(cpu%d->running, true)", c)
 		th.pc = pcXSRead
 	case pcXSRead:
-		r.x.Fence()
+		mb := "smp_mb(); "
+		if r.m.v.noSmpMb {
+			mb = "(no smp_mb()) "
+		} else {
+			r.x.Fence(s.mem)
+		}
 		p := r.pending()
 		if p == 0 {
-			r.label("cpu_exec_start: smp_mb(); atomic_read(pending_cpus) = 0: fast path, cpu%d enters cpu_exec", c)
+			r.label("cpu_exec_start: %satomic_read(pending_cpus) = 0: fast path, cpu%d enters cpu_exec", mb, c)
 			r.enterExec(c)
 			r.ret()
 			return
 		}
-		r.label("cpu_exec_start: smp_mb(); atomic_read(pending_cpus) = %d", p)
+		r.label("cpu_exec_start: %satomic_read(pending_cpus) = %d", mb, p)
 		th.pc = pcXSLock
 	case pcXSLock:
 		r.lock(L, Ln)
@@ -176,7 +196,7 @@ func (r *run) upstreamStep() {
 		r.label("cpu_exec_end: atomic_set(cpu%d->running, false)", c)
 		th.pc = pcXERead
 	case pcXERead:
-		r.x.Fence()
+		r.x.Fence(s.mem)
 		p := r.pending()
 		if p == 0 {
 			r.label("cpu_exec_end: smp_mb(); atomic_read(pending_cpus) = 0: fast path")

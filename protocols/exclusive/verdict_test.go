@@ -26,6 +26,7 @@ var bfsWant = map[string]struct {
 	"exclusive-from-exec":   {property: model.Deadlock, steps: 55},
 	"end-decrements-always": {property: PropMutualExclusion, steps: 33},
 	"end-signals-resume":    {property: model.Deadlock, steps: 67},
+	"no-smp-mb":             {property: PropMutualExclusion, steps: 17}, // always x86-TSO (tso_test.go)
 }
 
 func explore(t *testing.T, variant string, params model.Params, opts explorer.Options) (model.Machine, *explorer.Result) {
