@@ -56,8 +56,8 @@ var variants = []struct {
 		// vCPU reads pending_cpus = 0 (the store still buffered) and never
 		// releases start_exclusive; random walks meet that first.
 		AlsoViolates: []string{model.Deadlock},
-		Description: "upstream without the smp_mb() in cpu_exec_start and start_exclusive, on x86-TSO (store buffers on whatever memory says)",
-		Source:      "mutation V-A1 (qemu.md A.5): the Dekker pair running/pending_cpus without its barriers"},
+		Description:  "upstream without the smp_mb() in cpu_exec_start and start_exclusive, on x86-TSO (store buffers on whatever memory says)",
+		Source:       "mutation V-A1 (qemu.md A.5): the Dekker pair running/pending_cpus without its barriers"},
 		flags{noSmpMb: true}},
 }
 
