@@ -253,3 +253,13 @@ func Save(path string, t *Trace) error {
 	}
 	return os.WriteFile(path, data, 0o644)
 }
+
+// Labels returns the label of every step, in order: what a replay of the
+// trace on the real code must see (conform.Target.ReplayModel).
+func (t *Trace) Labels() []string {
+	out := make([]string, len(t.Steps))
+	for i, s := range t.Steps {
+		out[i] = s.Label
+	}
+	return out
+}

@@ -168,10 +168,7 @@ func replayImpl(path string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
-	labels := make([]string, len(tr.Steps))
-	for i, s := range tr.Steps {
-		labels[i] = s.Label
-	}
+	labels := tr.Labels()
 	run, err := target.ReplayModel(tr.Schedule, labels)
 	if err != nil {
 		return 0, err

@@ -104,10 +104,7 @@ func TestImplReplaysModelTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			tg := implTarget(t, Impl, v.Name, tr.Params)
-			labels := make([]string, len(tr.Steps))
-			for i, s := range tr.Steps {
-				labels[i] = s.Label
-			}
+			labels := tr.Labels()
 			run, err := tg.ReplayModel(tr.Schedule, labels)
 			if err != nil {
 				t.Fatal(err)

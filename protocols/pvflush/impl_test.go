@@ -145,10 +145,7 @@ func TestImplReplaysModelTraces(t *testing.T) {
 				t.Fatalf("the trace records no violation")
 			}
 			tg := implTarget(t, Impl, tr.Variant, tr.Params)
-			labels := make([]string, len(tr.Steps))
-			for i, s := range tr.Steps {
-				labels[i] = s.Label
-			}
+			labels := tr.Labels()
 			run, err := tg.ReplayModel(tr.Schedule, labels)
 			if err != nil {
 				t.Fatal(err)
