@@ -36,6 +36,11 @@ const (
 	opUnlock
 	opWait   // Cond.Wait, first step: release the mutex, join the wait set
 	opRelock // Cond.Wait, second step: re-acquire the mutex once woken
+	// opSpurious is Cond.WaitSpurious between its two steps, while the
+	// goroutine sits in the wait set not woken: its step is the spurious
+	// wake-up (leave the wait set, woken by nobody). A Signal or Broadcast
+	// that wakes it turns its pending op into opRelock.
+	opSpurious
 	opSignal
 	opBroadcast
 	opJoin
@@ -46,13 +51,14 @@ const (
 
 // pending is the operation a thread will perform when it is next chosen.
 type pending struct {
-	kind  opKind
-	label string
-	wait  string // opRelock: the label of the Wait step
-	mu    *Mutex
-	cond  *Cond
-	join  *Thread
-	n     int // opChoose: alternatives
+	kind   opKind
+	label  string
+	wait   string // opRelock, opSpurious: the label of the Wait step
+	relock string // opSpurious: the label of the re-acquire step
+	mu     *Mutex
+	cond   *Cond
+	join   *Thread
+	n      int // opChoose: alternatives
 }
 
 // ctl is the state of one controlled run.
@@ -411,7 +417,7 @@ func (c *ctl) mutexState(m *Mutex) string {
 	return "held by " + c.threads[m.holder-1].name
 }
 
-func (c *ctl) wait(cv *Cond, label, relock string) {
+func (c *ctl) wait(cv *Cond, label, relock, spurious string, canSpurious bool) {
 	t := c.self()
 	if t == nil {
 		c.setupMisuse("Cond.Wait", label)
@@ -427,10 +433,44 @@ func (c *ctl) wait(cv *Cond, label, relock string) {
 	m.holder = 0
 	cv.waiters = insertSorted(cv.waiters, t.id)
 	t.woken = false
-	t.pend = pending{kind: opRelock, label: relock, wait: label, mu: m, cond: cv}
-	c.point(t)
+	if canSpurious {
+		t.pend = pending{kind: opSpurious, label: spurious, wait: label, relock: relock, mu: m, cond: cv}
+		c.point(t)
+		if t.pend.kind == opSpurious {
+			// The spurious wake-up was taken: leave the wait set, woken
+			// by nobody; the re-acquire step follows.
+			cv.waiters = removeInt(cv.waiters, t.id)
+			t.woken = true
+			t.pend = pending{kind: opRelock, label: relock, wait: label, mu: m, cond: cv}
+			c.point(t)
+		}
+		// Otherwise a Signal or Broadcast woke t (wake turned its pending
+		// op into opRelock) and the step just taken was the re-acquire.
+	} else {
+		t.pend = pending{kind: opRelock, label: relock, wait: label, mu: m, cond: cv}
+		c.point(t)
+	}
 	t.woken = false
 	m.holder = t.id + 1
+}
+
+func removeInt(s []int, v int) []int {
+	for i, x := range s {
+		if x == v {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// wake marks waiter w as woken by a Signal or Broadcast; a waiter that
+// could wake spuriously now waits to re-acquire the mutex instead.
+func (c *ctl) wake(w int) {
+	th := c.threads[w]
+	th.woken = true
+	if th.pend.kind == opSpurious {
+		th.pend = pending{kind: opRelock, label: th.pend.relock, wait: th.pend.wait, mu: th.pend.mu, cond: th.pend.cond}
+	}
 }
 
 func insertSorted(s []int, v int) []int {
@@ -462,13 +502,13 @@ func (c *ctl) signal(cv *Cond, label string, all bool) []int {
 	if all {
 		woken := append([]int(nil), cv.waiters...)
 		for _, w := range cv.waiters {
-			c.threads[w].woken = true
+			c.wake(w)
 		}
 		cv.waiters = cv.waiters[:0]
 		return woken
 	}
 	w := cv.waiters[alt]
-	c.threads[w].woken = true
+	c.wake(w)
 	cv.waiters = append(cv.waiters[:alt], cv.waiters[alt+1:]...)
 	return []int{w}
 }

@@ -66,7 +66,10 @@
 // has been woken and the mutex is free; Thread.Join when the joined
 // goroutine has exited; everything else always. Cond.Wait is two steps,
 // as in model.Cond: the first releases the mutex and joins the wait set,
-// the second re-acquires the mutex; there are no spurious wake-ups.
+// the second re-acquires the mutex (WaitAs names it as the model does).
+// Spurious wake-ups happen only where the code asks for them
+// (Cond.WaitSpurious: one more step, enabled while the goroutine waits
+// unwoken, that leaves the wait set as if woken by nobody).
 // Starting a goroutine is not a step: Env.Go runs the new goroutine at
 // once, inside the creator's step, up to its first primitive. Exiting is
 // not a step either.
@@ -150,7 +153,8 @@
 // # Not supported
 //
 // Memory models weaker than sequential consistency (every word operation
-// is a seq-cst atomic), spurious wake-ups, fairness, timeouts, and
+// is a seq-cst atomic), spurious wake-ups outside WaitSpurious, fairness,
+// timeouts, and
 // goroutines, channels or locks outside the Env. A goroutine that blocks
 // outside the Env hangs the controlled run, as under loom.
 package rt

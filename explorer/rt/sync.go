@@ -124,9 +124,30 @@ func (cv *Cond) Wait(label string) { cv.WaitAs(label, RelockLabel(label)) }
 // WaitAs returns, like any label that carries what the step found.
 func (cv *Cond) WaitAs(label, relockLabel string) {
 	if cv.c != nil {
-		cv.c.wait(cv, label, relockLabel)
+		cv.c.wait(cv, label, relockLabel, "", false)
 		return
 	}
+	cv.realWait(label)
+}
+
+// WaitSpurious is WaitAs with spurious wake-ups, as POSIX allows them, for
+// code whose model has them. Controlled: while the goroutine sits in the
+// wait set and has not been woken, it has one more enabled step, labelled
+// spuriousLabel, that removes it from the wait set as if woken by nobody;
+// the re-acquire step (relockLabel, enabled once woken, by a Signal, a
+// Broadcast or that spurious step, and the mutex free) follows as usual.
+// A Signal's alternatives do not count a goroutine that has woken
+// spuriously: it has left the wait set. Real mode: WaitAs (sync.Cond may
+// or may not wake spuriously; nothing to add).
+func (cv *Cond) WaitSpurious(label, spuriousLabel, relockLabel string) {
+	if cv.c != nil {
+		cv.c.wait(cv, label, relockLabel, spuriousLabel, true)
+		return
+	}
+	cv.realWait(label)
+}
+
+func (cv *Cond) realWait(label string) {
 	m := cv.m
 	if m.notLocked() {
 		m.e.realViolation(mutexViolation("wait on %s without holding %s (at %q)", cv.name, m.name, label))

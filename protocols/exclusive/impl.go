@@ -41,8 +41,10 @@ package exclusive
 //   - The model's signal labels name the waiter woken ("wakes io-thread");
 //     rt's Cond.Signal and Broadcast return it under the controlled
 //     runtime.
-//   - rt has no spurious wake-ups, so if-not-while, whose bug needs one,
-//     is not implemented.
+//   - if-not-while's bug needs a spurious wake-up of start_exclusive's
+//     wait on exclusive_cond: the code waits there with rt's
+//     Cond.WaitSpurious, whose spurious wake-up is a step of the waiter,
+//     labelled as the model's.
 //   - rt has no "done while asleep": a vCPU that the model counts as done
 //     because it sleeps on halt_cond with nothing left to come takes the
 //     same step (the wait's release of its lock) and exits (vcpuThread).
@@ -56,15 +58,14 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// implVariants are the model variants the code implements. if-not-while
-// is left out: its bug needs a spurious wake-up of start_exclusive's wait,
-// and rt has none (a woken-by-nobody step of the waiter while it sleeps).
-// no-smp-mb is left out too: its bug needs x86-TSO store buffers, and the
+// implVariants are the model variants the code implements. no-smp-mb is
+// left out: its bug needs x86-TSO store buffers, and the
 // code's atomics are sequentially consistent (newImpl refuses it).
 var implVariants = []string{
 	"upstream",
 	"cpu-lock",
 	"cpu-lock-broadcast",
+	"if-not-while",
 	"bql-held",
 	"finish-safe-work",
 	"non-recursive",
@@ -133,13 +134,15 @@ type world struct {
 	haltCond      []*rt.Cond // cpu->halt_cond, with the lock the vCPU thread holds
 
 	// Upstream's words read without a lock.
-	pending *rt.Word32  // pending_cpus
+	// pending_cpus, 64 bits wide as the model's memory words, so that
+	// an underflow (if-not-while) reads 2^64-1 in both.
+	pending *rt.Word64
 	running []*rt.Word8 // cpu->running
 	// wi.done of the run_on_cpu items (indexed by item; nil for safe work).
 	done []*rt.Word8
 
 	// Under qemu_cpu_list_lock.
-	pendingL    uint32 // pending_cpus as its writers, all holding the lock, left it
+	pendingL    uint64 // pending_cpus as its writers, all holding the lock, left it
 	hasWaiter   []bool // cpu->has_waiter (upstream)
 	workOngoing bool   // exclusive_work_ongoing (seed 001)
 	inList      []bool // the cpus list
@@ -182,7 +185,7 @@ func newWorld(e *rt.Env, m *machine) *world {
 	if !w.v.cpuLock {
 		w.exclusiveCond = e.Cond("exclusive_cond", w.listLock)
 		w.workCond = e.Cond("qemu_work_cond", w.bql)
-		w.pending = e.Word32("pending_cpus")
+		w.pending = e.Word64("pending_cpus")
 	}
 	n := m.ncpus
 	w.cpuLock = make([]*rt.Mutex, n)

@@ -46,7 +46,7 @@ func (th *thr) cpuExecEnd(c int) {
 // into the neighbouring step; the lock-free reads of the fast paths are
 // loads of the word, steps of their own.
 
-func (w *world) setPending(label string, v uint32) {
+func (w *world) setPending(label string, v uint64) {
 	w.pending.Store(label, v)
 	w.pendingL = v
 }
@@ -66,7 +66,7 @@ func (th *thr) startExclusiveUpstream() {
 			"start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
 	}
 	w.setPending("start_exclusive: atomic_set(pending_cpus, 1); smp_mb()", 1)
-	runningCPUs := uint32(0)
+	runningCPUs := uint64(0)
 	for o := 0; o < w.m.ncpus; o++ {
 		if !w.inList[o] { // the cpus list is read under qemu_cpu_list_lock
 			continue
@@ -82,6 +82,22 @@ func (th *thr) startExclusiveUpstream() {
 		}
 	}
 	w.setPending(fmt.Sprintf("start_exclusive: atomic_set(pending_cpus, running_cpus + 1 = %d)", runningCPUs+1), runningCPUs+1)
+	if w.v.ifNotWhile {
+		// H1 (old linux-user/main.c): if instead of while, so a spurious
+		// wake-up of the wait (rt's WaitSpurious, a step of the waiter
+		// as in the model) starts the section with pending_cpus > 1.
+		if w.pendingL > 1 {
+			w.exclusiveCond.WaitSpurious(fmt.Sprintf("start_exclusive: if (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", w.pendingL),
+				"start_exclusive: spurious wake-up from qemu_cond_wait(exclusive_cond)",
+				"start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
+			L.Unlock("start_exclusive: qemu_mutex_unlock(qemu_cpu_list_lock) without re-checking pending_cpus; the exclusive section starts")
+		} else {
+			L.Unlock("start_exclusive: pending_cpus = 1: qemu_mutex_unlock(qemu_cpu_list_lock); the exclusive section starts")
+		}
+		th.depth = 1
+		th.sectionStart()
+		return
+	}
 	for w.pendingL > 1 {
 		w.exclusiveCond.WaitAs(fmt.Sprintf("start_exclusive: while (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", w.pendingL),
 			"start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
