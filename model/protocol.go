@@ -65,13 +65,20 @@ type Param struct {
 // order never reaches output.
 type Params map[string]int
 
-// String renders params as sorted "key=value" pairs.
-func (p Params) String() string {
+// Keys returns the parameter names, sorted: the one order in which params
+// reach output, so that map order never does.
+func (p Params) Keys() []string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	return keys
+}
+
+// String renders params as sorted "key=value" pairs.
+func (p Params) String() string {
+	keys := p.Keys()
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s=%d", k, p[k])
@@ -106,12 +113,7 @@ func (p *Protocol) Param(name string) (Param, bool) {
 // Resolve fills defaults and checks every value: an unknown name or a
 // value out of range is an error that says which and why.
 func (p *Protocol) Resolve(given Params) (Params, error) {
-	keys := make([]string, 0, len(given))
-	for k := range given {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range given.Keys() {
 		q, ok := p.Param(k)
 		if !ok {
 			names := make([]string, len(p.Params))

@@ -258,11 +258,7 @@ func describeStatus(s model.Status) string {
 }
 
 func sortedParams(ps model.Params) []htmlKV {
-	keys := make([]string, 0, len(ps))
-	for k := range ps {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := ps.Keys()
 	out := make([]htmlKV, len(keys))
 	for i, k := range keys {
 		out[i] = htmlKV{Name: k, Value: fmt.Sprint(ps[k])}

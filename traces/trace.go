@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
@@ -179,13 +178,8 @@ func Encode(t *Trace) ([]byte, error) {
 // writeParams writes params as one compact JSON object with the keys
 // sorted, so that map order never reaches the file.
 func writeParams(b *bytes.Buffer, p model.Params) error {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	b.WriteByte('{')
-	for i, k := range keys {
+	for i, k := range p.Keys() {
 		if i > 0 {
 			b.WriteByte(',')
 		}
