@@ -120,6 +120,8 @@ type outcome struct {
 	params   model.Params
 	result   *explorer.Result
 	trace    *traces.Trace // nil without a violation
+	// replay is the trace replayed strictly, once, for the views.
+	replay *traces.Replayed
 	// minimized: the trace was not shortest by construction (non-bfs).
 	minimized bool
 	// linWalks is the number of random walks whose histories were checked
@@ -175,6 +177,9 @@ func explore(p *model.Protocol, variant string, given model.Params, opts explore
 		o.minimized = true
 	}
 	o.trace = t
+	if o.replay, err = traces.Replay(p, t); err != nil {
+		return nil, fmt.Errorf("the counterexample does not replay: %w", err)
+	}
 	return o, nil
 }
 
@@ -212,11 +217,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	if *html != "" && o.trace != nil {
-		rep, err := traces.Replay(o.protocol, o.trace)
-		if err != nil {
-			return 0, err
-		}
-		if err := writeHTML(*html, rep); err != nil {
+		if err := writeHTML(*html, o.replay); err != nil {
 			return 0, err
 		}
 	}
@@ -274,11 +275,7 @@ func (o *outcome) print(w, stats io.Writer, full bool) error {
 		kind = fmt.Sprintf("minimized from %d steps", len(r.Schedule))
 	}
 	fmt.Fprintf(w, "\ncounterexample: %d steps (%s)\n", len(o.trace.Schedule), kind)
-	rep, err := traces.Replay(o.protocol, o.trace)
-	if err != nil {
-		return fmt.Errorf("the counterexample does not replay: %w", err)
-	}
-	return render(w, rep, full)
+	return render(w, o.replay, full)
 }
 
 func printMetrics(w io.Writer, ms []explorer.Metric) {
