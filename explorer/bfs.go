@@ -10,53 +10,58 @@ import (
 
 // bfs explores the state space level by level. Every discovered state gets
 // an index in discovery order; parent and via rebuild the schedule of the
-// counterexample. Transitions are kept (source-ordered, as states are
-// expanded in index order) so that metrics can be computed exactly over
-// every complete execution afterwards.
+// counterexample. States at rest are their encodings: a level is an arena
+// of encoded states, and a state is decoded into the stepper's scratch
+// only while it is expanded.
 //
-// Expanding a state (its enabled choices, each step, the invariants of
-// each successor, its key and hash) is separated from merging the
-// expansion into the search (deduplication, index assignment, violation
-// and bound handling). With one worker the two alternate state by state.
-// With several, workers expand consecutive chunks of the level while this
+// Expanding a state (running every thread's step, the invariants of each
+// successor, its key and hash) is separated from merging the expansion
+// into the search (deduplication, index assignment, violation and bound
+// handling). With one worker the two alternate state by state. With
+// several, workers expand consecutive chunks of the level while this
 // goroutine merges the chunks strictly in level order; since expansion is
 // a pure function of the state and merging sees exactly the sequence of
 // records the one-worker search sees, every count, index, verdict and
 // schedule is the same for any number of workers.
 func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
-	nm := len(m.Metrics())
+	st := newStepper(m)
+	nm := len(st.props.Metrics)
 	b := &bfsRun{
-		m: m, opts: opts, p: p, r: &Result{},
-		vis:      newVisited(opts.Fingerprint),
-		parent:   []int32{-1},
-		via:      []choice32{{}},
-		terminal: []bool{false},
-		g:        graph{metrics: nm, start: []int32{0}},
-		totals:   make([]int64, nm),
+		m: m, opts: opts, p: p, r: &Result{}, nm: nm,
+		vis:    newVisited(opts.Fingerprint),
+		parent: []int32{-1},
+		via:    []choice32{{}},
+		totals: make([]int64, nm),
+		sym:    opts.Symmetry,
+	}
+	if b.graphed = opts.Metrics && nm > 0; b.graphed {
+		b.g = graph{metrics: nm, start: []int32{0}}
+		b.terminal = []bool{false}
 	}
 	init := m.Init()
-	w := newExpander(m, keyOf)
+	w := newExpander(m, keyOf, opts.Symmetry)
+	enc := init.AppendKey(nil)
 	key := keyOf(init, nil)
 	slot, _, _ := b.vis.find(key, hashKey(key))
 	b.vis.insert(slot, key, hashKey(key), 0)
 	if v := w.st.checkState(init); v != nil {
 		return b.finish(v, 0, nil)
 	}
-	level := []model.State{init}
+	level := &arena{}
+	level.add(enc)
 	levelIdx := []int32{0}
 	var pool *workerPool
 	if opts.Workers > 1 {
-		pool = newWorkerPool(m, keyOf, opts.Workers)
+		pool = newWorkerPool(m, keyOf, opts.Symmetry, opts.Workers)
 	}
-	for depth := 0; len(level) > 0; depth++ {
+	for depth := 0; level.len() > 0; depth++ {
 		b.r.Stats.Depth = depth
 		if depth >= opts.MaxSteps {
 			// Cut only if some state of this level could still step (a
 			// level of terminal states is the end of the search anyway; its
 			// deadlocks are checked below).
-			var en []model.Choice
-			for _, s := range level {
-				if en = m.Enabled(s, en[:0]); len(en) > 0 {
+			for i := 0; i < level.len(); i++ {
+				if en, _ := w.st.enabled(level.get(i)); len(en) > 0 {
 					b.cut = true
 					b.r.Bound = fmt.Sprintf("max-steps=%d: executions longer than that were not explored", opts.MaxSteps)
 					break
@@ -67,15 +72,18 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			}
 		}
 		b.depth, b.level, b.levelIdx = depth, level, levelIdx
-		b.next, b.nextIdx = nil, nil
+		b.next, b.nextIdx = &arena{}, nil
 		b.found = nil
 		var res *Result
 		if pool == nil {
 			var c chunk
-			for li, s := range level {
+			for li := 0; li < level.len(); li++ {
 				c.reset()
-				w.expand(s, &c)
+				w.expand(level.get(li), &c)
 				if res = b.mergeState(&c, &c.states[0], li); res != nil {
+					break
+				}
+				if b.stopped(1) {
 					break
 				}
 			}
@@ -88,14 +96,20 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		if b.found != nil {
 			return b.finish(b.found, b.foundAt, &b.foundVia)
 		}
+		if b.stop != "" {
+			break
+		}
 		level, levelIdx = b.next, b.nextIdx
 	}
 	b.r.Stats.States = int64(len(b.parent))
 	b.r.Verdict = OK
-	if b.cut {
+	switch {
+	case b.stop != "":
+		b.r.Verdict, b.r.Bound = b.stopVerdict, b.stop
+	case b.cut:
 		b.r.Verdict = Bounded
 	}
-	b.r.Metrics = b.g.summarise(m.Metrics(), b.terminal, b.totals, b.cut)
+	b.r.Metrics = b.metrics(b.cut || b.stop != "")
 	b.stats()
 	return b.r
 }
@@ -111,6 +125,29 @@ type keyFunc func(s model.State, b []byte) []byte
 
 func plainKey(s model.State, b []byte) []byte { return s.AppendKey(b) }
 
+// An arena holds encoded states back to back.
+type arena struct {
+	data []byte
+	end  []int
+}
+
+func (a *arena) add(b []byte) {
+	a.data = append(a.data, b...)
+	a.end = append(a.end, len(a.data))
+}
+
+func (a *arena) len() int { return len(a.end) }
+
+func (a *arena) get(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = a.end[i-1]
+	}
+	return a.data[start:a.end[i]]
+}
+
+func (a *arena) bytes() int64 { return int64(cap(a.data)) + int64(cap(a.end))*8 }
+
 // bfsRun is the merging side of bfs: everything that must be decided in
 // the sequential order of the search.
 type bfsRun struct {
@@ -118,18 +155,26 @@ type bfsRun struct {
 	opts     Options
 	p        *progress
 	r        *Result
+	nm       int
 	vis      *visited
 	parent   []int32
 	via      []choice32
 	terminal []bool
+	graphed  bool
 	g        graph
 	totals   []int64
 	cut      bool
+	sym      bool
+	// stop, when set, says why the search stopped early (an interrupt, a
+	// time or memory limit), with stopVerdict.
+	stop        string
+	stopVerdict Verdict
+	merged      int64 // level states merged since the last limit check
 
 	depth    int
-	level    []model.State
+	level    *arena
 	levelIdx []int32
-	next     []model.State
+	next     *arena
 	nextIdx  []int32
 	found    *model.Violation
 	foundAt  int32
@@ -159,9 +204,23 @@ func (b *bfsRun) finish(v *model.Violation, at int32, extra *model.Choice) *Resu
 		r.Stats.Depth = len(r.Schedule)
 	}
 	// Executions stop at the violation: only transition totals.
-	r.Metrics = b.g.summarise(b.m.Metrics(), b.terminal, b.totals, true)
+	r.Metrics = b.metrics(true)
 	b.stats()
 	return r
+}
+
+// metrics summarises the counters: exactly over every complete execution
+// when the graph was kept, otherwise their totals over the transitions.
+func (b *bfsRun) metrics(cut bool) []Metric {
+	names := b.m.Properties().Metrics
+	if b.graphed {
+		return b.g.summarise(names, b.terminal, b.totals, cut)
+	}
+	out := make([]Metric, len(names))
+	for k, n := range names {
+		out[k] = Metric{Name: n, Transitions: b.totals[k]}
+	}
+	return out
 }
 
 func (b *bfsRun) stats() {
@@ -175,6 +234,24 @@ func (b *bfsRun) stats() {
 	}
 }
 
+// stopped checks, once every thousand merged level states, whether the
+// search must stop early: an interrupt or a limit. n states were merged
+// since the last call.
+func (b *bfsRun) stopped(n int) bool {
+	if b.stop != "" {
+		return true
+	}
+	if b.merged += int64(n); b.merged < 1024 {
+		return false
+	}
+	b.merged = 0
+	if why, v := b.p.limit(len(b.parent)); why != "" {
+		b.stop, b.stopVerdict = why, v
+		return true
+	}
+	return false
+}
+
 // mergeState folds the expansion e of level state li into the search, in
 // level order. It returns a Result when the search ends here (a deadlock).
 func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
@@ -183,12 +260,14 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		if e.deadlock != nil {
 			return b.finish(e.deadlock, idx, nil)
 		}
-		b.terminal[idx] = true
+		if b.graphed {
+			b.terminal[idx] = true
+		}
 	}
 	if b.found != nil {
 		return nil
 	}
-	nm := b.g.metrics
+	nm := b.nm
 	for k := e.first; k < e.end; k++ {
 		rec := &c.succs[k]
 		b.r.Stats.Transitions++
@@ -212,20 +291,26 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 			b.vis.insert(slot, key, rec.h, to)
 			b.parent = append(b.parent, idx)
 			b.via = append(b.via, choice32{int32(rec.c.Thread), int32(rec.c.Alt)})
-			b.terminal = append(b.terminal, false)
-			b.next = append(b.next, rec.s)
+			if b.graphed {
+				b.terminal = append(b.terminal, false)
+			}
+			b.next.add(c.keys[rec.soff:rec.send])
 			b.nextIdx = append(b.nextIdx, to)
 		}
-		b.g.add(to, counts)
-		b.p.report(int64(len(b.parent)), b.r.Stats.Transitions, b.depth, len(b.level)-li+len(b.next))
+		if b.graphed {
+			b.g.add(to, counts)
+		}
+		b.p.report(int64(len(b.parent)), b.r.Stats.Transitions, b.depth, b.level.len()-li+b.next.len())
 	}
-	b.g.close()
+	if b.graphed {
+		b.g.close()
+	}
 	return nil
 }
 
 // A chunk holds the expansions of consecutive level states: per state its
-// successor records, their keys in one buffer and their metric deltas in
-// another, so that expanding allocates nothing but the successor states.
+// successor records, their keys and encodings in one buffer and their
+// metric deltas in another, so that expanding allocates nothing.
 type chunk struct {
 	start  int // level index of states[0]
 	states []expansion
@@ -241,19 +326,19 @@ type expansion struct {
 	deadlock   *model.Violation
 }
 
+// succRec is one successor: keys[koff:kend] is its visited-set key and
+// keys[soff:send] its encoding (the same bytes unless symmetry reduction
+// keys states by their orbit).
 type succRec struct {
 	c          model.Choice
-	s          model.State // nil when the step failed
 	v          *model.Violation
 	h          uint64
 	koff, kend int
+	soff, send int
 }
 
 func (c *chunk) reset() {
 	c.states = c.states[:0]
-	for i := range c.succs {
-		c.succs[i] = succRec{} // drop references to states
-	}
 	c.succs = c.succs[:0]
 	c.keys = c.keys[:0]
 	c.counts = c.counts[:0]
@@ -261,62 +346,61 @@ func (c *chunk) reset() {
 
 // expander expands states; each worker has its own.
 type expander struct {
-	m     model.Machine
 	st    *stepper
 	keyOf keyFunc
-	en    []model.Choice
+	sym   bool
 }
 
-func newExpander(m model.Machine, keyOf keyFunc) *expander {
-	return &expander{m: m, st: newStepper(m), keyOf: keyOf}
+func newExpander(m model.Machine, keyOf keyFunc, sym bool) *expander {
+	return &expander{st: newStepper(m), keyOf: keyOf, sym: sym}
 }
 
-// expand appends s's expansion to c: like the sequential search, it stops
-// at the first step that fails.
-func (w *expander) expand(s model.State, c *chunk) {
+// expand appends the expansion of the state encoded as key to c: like the
+// sequential search, it stops at the first step that fails.
+func (w *expander) expand(key []byte, c *chunk) {
 	e := expansion{first: len(c.succs)}
-	w.en = w.m.Enabled(s, w.en[:0])
-	if len(w.en) == 0 {
-		e.terminal = true
-		e.deadlock = w.st.deadlock(s)
-	}
-	for _, ch := range w.en {
-		succ, v := w.st.step(s, ch)
-		c.counts = append(c.counts, w.st.x.Counts()...)
-		rec := succRec{c: ch, v: v}
-		if v == nil {
-			rec.s = succ
+	st := w.st
+	blocked, _ := st.forEach(key, func(ch model.Choice) bool {
+		rec := succRec{c: ch, soff: len(c.keys)}
+		c.keys = st.scratch.AppendKey(c.keys)
+		rec.send = len(c.keys)
+		rec.koff, rec.kend = rec.soff, rec.send
+		if w.sym {
 			rec.koff = len(c.keys)
-			c.keys = w.keyOf(succ, c.keys)
+			c.keys = w.keyOf(st.scratch, c.keys)
 			rec.kend = len(c.keys)
-			rec.h = hashKey(c.keys[rec.koff:rec.kend])
 		}
+		rec.v = st.verdict(key, c.keys[rec.soff:rec.send])
+		rec.h = hashKey(c.keys[rec.koff:rec.kend])
+		c.counts = append(c.counts, st.x.Counts()...)
 		c.succs = append(c.succs, rec)
-		if v != nil {
-			break
-		}
-	}
+		return rec.v == nil
+	})
 	e.end = len(c.succs)
+	if e.end == e.first {
+		e.terminal = true
+		e.deadlock = st.deadlock(key, blocked)
+	}
 	c.states = append(c.states, e)
 }
 
 // workerPool expands the chunks of a level in parallel. These goroutines
 // are the only ones in the explorer: they call only the machine's pure
-// methods, on distinct states, with their own Exec, and write only into
-// the chunk they were handed; the merging goroutine reads a chunk after
-// its done channel is closed and hands out a chunk buffer again only after
-// merging it. The results therefore do not depend on the scheduling of
-// the workers (see bfs).
+// methods, on their own scratch states, with their own Exec, and write
+// only into the chunk they were handed; the merging goroutine reads a
+// chunk after its done channel is closed and hands out a chunk buffer
+// again only after merging it. The results therefore do not depend on the
+// scheduling of the workers (see bfs).
 type workerPool struct {
 	n    int
 	exps []*expander
 	bufs []*chunk
 }
 
-func newWorkerPool(m model.Machine, keyOf keyFunc, n int) *workerPool {
+func newWorkerPool(m model.Machine, keyOf keyFunc, sym bool, n int) *workerPool {
 	wp := &workerPool{n: n}
 	for i := 0; i < n; i++ {
-		wp.exps = append(wp.exps, newExpander(m, keyOf))
+		wp.exps = append(wp.exps, newExpander(m, keyOf, sym))
 	}
 	for i := 0; i < 4*n; i++ {
 		wp.bufs = append(wp.bufs, &chunk{})
@@ -326,10 +410,10 @@ func newWorkerPool(m model.Machine, keyOf keyFunc, n int) *workerPool {
 
 // level expands and merges one bfs level. It returns a Result when the
 // search ended inside the level.
-func (wp *workerPool) level(level []model.State, b *bfsRun) *Result {
-	size := len(level) / (wp.n * 16)
+func (wp *workerPool) level(level *arena, b *bfsRun) *Result {
+	size := level.len() / (wp.n * 16)
 	size = max(1, min(size, 256))
-	nchunks := (len(level) + size - 1) / size
+	nchunks := (level.len() + size - 1) / size
 	window := len(wp.bufs)
 	jobs := make(chan int, window)
 	var stopped atomic.Bool
@@ -341,8 +425,8 @@ func (wp *workerPool) level(level []model.State, b *bfsRun) *Result {
 			for j := range jobs {
 				c := wp.bufs[j%window]
 				if !stopped.Load() {
-					for li := j * size; li < min(len(level), (j+1)*size); li++ {
-						w.expand(level[li], c)
+					for li := j * size; li < min(level.len(), (j+1)*size); li++ {
+						w.expand(level.get(li), c)
 					}
 				}
 				close(c.done)
@@ -369,7 +453,7 @@ func (wp *workerPool) level(level []model.State, b *bfsRun) *Result {
 				break
 			}
 		}
-		if res != nil {
+		if res != nil || b.stopped(len(c.states)) {
 			break
 		}
 		if issued < nchunks {

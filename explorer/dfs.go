@@ -70,11 +70,17 @@ type sleeper struct {
 // dfs explores the state space depth-first with a visited set, optional
 // sleep-set partial-order reduction and an optional preemption bound. See
 // the package documentation for why the reduction is sound.
+//
+// A state is expanded when it is entered: every enabled step is run once
+// and its successor's encoding, verdict, footprint and metric deltas kept
+// in the state's frame; the search then takes the frame's choices in order
+// as before, so that counts, counterexamples and the reduction are those
+// of a search that stepped each choice when it took it.
 func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	r := &Result{}
 	st := newStepper(m)
 	vis := newVisited(opts.Fingerprint)
-	nm := len(m.Metrics())
+	nm := len(st.props.Metrics)
 	totals := make([]int64, nm)
 	ind, por := m.(model.Independence)
 	bounded := opts.Preemptions != 0
@@ -87,10 +93,22 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	por = por && !opts.NoReduction && !bounded && !opts.Symmetry
 	var sleeps [][]model.Choice // per state index: its stored sleep set (por)
 	var sleepBytes int64
+	parentState := m.Init() // the decoded state of a frame, for Independent
+	keyState := m.Init()    // a successor decoded for its symmetric key
 
+	type succ struct {
+		c          model.Choice
+		v          *model.Violation
+		f          footprint
+		soff, send int
+		coff       int // counts[coff:coff+nm]
+	}
 	type frame struct {
-		s      model.State
-		todo   []model.Choice
+		key    []byte
+		succs  []succ
+		buf    []byte
+		counts []int64
+		todo   []int // indices into succs
 		next   int
 		sleep  []sleeper
 		prev   int  // thread of the step that reached s, -1 at the start
@@ -99,8 +117,7 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	}
 	var stack []frame
 	var sched []model.Choice
-	var key, ctx []byte
-	var enabled []model.Choice
+	var vkey, ctx []byte
 	cut := ""
 	setCut := func(s string) {
 		if cut == "" {
@@ -112,76 +129,121 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		r.Schedule = append([]model.Choice(nil), sched...)
 		return r
 	}
+	// expand runs every enabled step of the state encoded as key into f.
+	expand := func(f *frame, key []byte) threadSet {
+		f.key = append(f.key[:0], key...)
+		f.succs, f.buf, f.counts = f.succs[:0], f.buf[:0], f.counts[:0]
+		blocked, _ := st.forEach(f.key, func(c model.Choice) bool {
+			e := succ{c: c, soff: len(f.buf), coff: len(f.counts)}
+			f.buf = st.scratch.AppendKey(f.buf)
+			e.send = len(f.buf)
+			e.v = st.verdict(f.key, f.buf[e.soff:e.send])
+			if por {
+				e.f = summarize(st.x.Footprint())
+			}
+			f.counts = append(f.counts, st.x.Counts()...)
+			f.succs = append(f.succs, e)
+			return true
+		})
+		return blocked
+	}
+	var spare []frame // frames popped, kept for their buffers
 
-	// enter visits s, reached by sched with sleep set z. It pushes a frame
-	// when s has transitions left to explore, and returns a deadlock.
-	enter := func(s model.State, z []sleeper, prev, pre int) *model.Violation {
-		key = keyOf(s, key[:0])
+	// enter visits the state encoded as enc, reached by sched with sleep
+	// set z. It pushes a frame when the state has transitions left to
+	// explore, and returns a deadlock.
+	enter := func(enc []byte, z []sleeper, prev, pre int) *model.Violation {
+		if opts.Symmetry {
+			if err := keyState.Decode(enc); err != nil {
+				panic(fmt.Sprintf("explorer: %T cannot decode its own encoding: %v", keyState, err))
+			}
+			vkey = keyOf(keyState, vkey[:0])
+		} else {
+			vkey = append(vkey[:0], enc...)
+		}
 		if bounded {
 			ctx = binary.AppendUvarint(ctx[:0], uint64(prev+1))
 			ctx = binary.AppendUvarint(ctx, uint64(pre))
-			key = append(key, ctx...)
+			vkey = append(vkey, ctx...)
 		}
-		h := hashKey(key)
-		slot, idx, seen := vis.find(key, h)
-		var todo []model.Choice
+		h := hashKey(vkey)
+		slot, idx, seen := vis.find(vkey, h)
+		var f frame
+		if n := len(spare); n > 0 {
+			f, spare = spare[n-1], spare[:n-1]
+		}
+		f.todo, f.sleep, f.next = f.todo[:0], z, 0
+		f.prev, f.pre = prev, pre
 		if !seen {
 			if vis.n >= opts.MaxStates {
 				setCut(fmt.Sprintf("max-states=%d: the state space is larger", opts.MaxStates))
+				spare = append(spare, f)
 				return nil
 			}
-			vis.insert(slot, key, h, int32(vis.n))
-			enabled = m.Enabled(s, enabled[:0])
+			vis.insert(slot, vkey, h, int32(vis.n))
+			blocked := expand(&f, enc)
 			var stored []model.Choice
-			for _, c := range enabled {
-				if asleep(z, c) {
-					stored = append(stored, c)
+			for i, e := range f.succs {
+				if asleep(z, e.c) {
+					stored = append(stored, e.c)
 				} else {
-					todo = append(todo, c)
+					f.todo = append(f.todo, i)
 				}
 			}
 			if por {
 				sleeps = append(sleeps, stored)
 				sleepBytes += int64(cap(stored)) * 16
 			}
-			if len(enabled) == 0 {
-				return st.deadlock(s)
+			if len(f.succs) == 0 {
+				spare = append(spare, f)
+				return st.deadlock(enc, blocked)
 			}
 		} else {
 			if !por {
+				spare = append(spare, f)
 				return nil
 			}
 			// Revisit: explore what was asleep before but is awake now, and
 			// keep as asleep only what is asleep on both visits.
 			stored := sleeps[idx]
 			var keep []model.Choice
+			var wake []model.Choice
 			for _, c := range stored {
 				if asleep(z, c) {
 					keep = append(keep, c)
 				} else {
-					todo = append(todo, c)
+					wake = append(wake, c)
 				}
 			}
-			if len(todo) == 0 {
+			if len(wake) == 0 {
+				spare = append(spare, f)
 				return nil
 			}
 			sleeps[idx] = keep
-			enabled = m.Enabled(s, enabled[:0])
+			expand(&f, enc)
+			for i, e := range f.succs {
+				for _, c := range wake {
+					if c == e.c {
+						f.todo = append(f.todo, i)
+					}
+				}
+			}
 		}
-		if len(todo) == 0 {
+		if len(f.todo) == 0 {
+			spare = append(spare, f)
 			return nil
 		}
 		if len(stack) >= opts.MaxSteps {
 			setCut(fmt.Sprintf("max-steps=%d: executions longer than that were not explored", opts.MaxSteps))
+			spare = append(spare, f)
 			return nil
 		}
-		prevOn := false
-		for _, c := range enabled {
-			if c.Thread == prev {
-				prevOn = true
+		for _, e := range f.succs {
+			if e.c.Thread == prev {
+				f.prevOn = true
 			}
 		}
-		stack = append(stack, frame{s: s, todo: todo, sleep: z, prev: prev, pre: pre, prevOn: prevOn})
+		stack = append(stack, f)
 		if len(stack)-1 > r.Stats.Depth {
 			r.Stats.Depth = len(stack) - 1
 		}
@@ -193,20 +255,30 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		r.Stats.States = 1
 		return violation(v)
 	}
-	if v := enter(init, nil, -1, 0); v != nil {
+	var succBuf []byte
+	if v := enter(init.AppendKey(nil), nil, -1, 0); v != nil {
 		r.Stats.States = int64(vis.n)
 		return violation(v)
 	}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if top.next >= len(top.todo) {
+			spare = append(spare, *top)
 			stack = stack[:len(stack)-1]
 			if len(sched) > 0 {
 				sched = sched[:len(sched)-1]
 			}
 			continue
 		}
-		c := top.todo[top.next]
+		if r.Stats.Transitions&1023 == 1023 {
+			if why, v := p.limit(vis.n); why != "" {
+				r.Stats.States = int64(vis.n)
+				r.Verdict, r.Bound = v, why
+				return r
+			}
+		}
+		e := top.succs[top.todo[top.next]]
+		c := e.c
 		top.next++
 		pre := top.pre
 		if top.prevOn && c.Thread != top.prev {
@@ -216,28 +288,37 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 				continue
 			}
 		}
-		succ, v := st.step(top.s, c)
 		r.Stats.Transitions++
-		for k, d := range st.x.Counts() {
+		for k, d := range top.counts[e.coff : e.coff+nm] {
 			totals[k] += d
 		}
 		sched = append(sched, c)
-		if v != nil {
+		if e.v != nil {
 			r.Stats.States = int64(vis.n)
-			return violation(v)
+			return violation(e.v)
 		}
 		var z []sleeper
 		if por {
-			f := summarize(st.x.Footprint())
-			for _, e := range top.sleep {
-				if e.c.Thread != c.Thread && !e.f.conflicts(f) && ind.Independent(top.s, e.c, c) {
-					z = append(z, e)
+			decoded := false
+			for _, s := range top.sleep {
+				if s.c.Thread == c.Thread || s.f.conflicts(e.f) {
+					continue
+				}
+				if !decoded {
+					if err := parentState.Decode(top.key); err != nil {
+						panic(fmt.Sprintf("explorer: %T cannot decode its own encoding: %v", parentState, err))
+					}
+					decoded = true
+				}
+				if ind.Independent(parentState, s.c, c) {
+					z = append(z, s)
 				}
 			}
-			top.sleep = append(top.sleep, sleeper{c, f})
+			top.sleep = append(top.sleep, sleeper{c, e.f})
 		}
+		succBuf = append(succBuf[:0], top.buf[e.soff:e.send]...)
 		depth := len(stack)
-		if v := enter(succ, z, c.Thread, pre); v != nil {
+		if v := enter(succBuf, z, c.Thread, pre); v != nil {
 			r.Stats.States = int64(vis.n)
 			return violation(v)
 		}
@@ -252,7 +333,7 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		r.Verdict, r.Bound = Bounded, cut
 	}
 	r.Metrics = make([]Metric, nm)
-	for k, n := range m.Metrics() {
+	for k, n := range st.props.Metrics {
 		r.Metrics[k] = Metric{Name: n, Transitions: totals[k]}
 	}
 	if r.Stats.States > 0 {

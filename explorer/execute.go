@@ -1,69 +1,12 @@
 package explorer
 
 import (
+	"bytes"
 	"fmt"
+	"math/bits"
 
 	"github.com/protocheck/protocheck/model"
 )
-
-// stepper applies choices and checks the per-state properties. It is the
-// one place where "a step happened" is turned into a possible violation,
-// shared by every strategy and by Execute.
-type stepper struct {
-	m    model.Machine
-	invs []model.Invariant
-	x    *model.Exec
-}
-
-func newStepper(m model.Machine) *stepper {
-	return &stepper{m: m, invs: m.Invariants(), x: model.NewExec(len(m.Metrics()))}
-}
-
-// checkState checks every invariant of s.
-func (st *stepper) checkState(s model.State) *model.Violation {
-	for _, inv := range st.invs {
-		if msg := inv.Check(s); msg != "" {
-			return &model.Violation{Property: inv.Name, Message: msg}
-		}
-	}
-	return nil
-}
-
-// step applies c to s; st.x holds the step's record afterwards.
-func (st *stepper) step(s model.State, c model.Choice) (model.State, *model.Violation) {
-	st.x.Reset(c.Thread)
-	next := st.m.Step(s, c, st.x)
-	if v := st.x.Violation(); v != nil {
-		return next, v
-	}
-	return next, st.checkState(next)
-}
-
-// deadlock returns a deadlock violation if s has no enabled choice and
-// some thread is not done, naming each blocked thread and what it waits
-// for. It is only called when no choice is enabled.
-func (st *stepper) deadlock(s model.State) *model.Violation {
-	names := st.m.Threads()
-	msg := ""
-	for t := range names {
-		stat := st.m.Status(s, t)
-		if stat.Done {
-			continue
-		}
-		if msg != "" {
-			msg += "; "
-		}
-		w := stat.WaitsFor
-		if w == "" {
-			w = "nothing it can name"
-		}
-		msg += fmt.Sprintf("%s waits for %s", names[t], w)
-	}
-	if msg == "" {
-		return nil
-	}
-	return &model.Violation{Property: model.Deadlock, Message: "no thread can step: " + msg}
-}
 
 // A StepRecord describes one executed step of Execute.
 type StepRecord struct {
@@ -102,64 +45,132 @@ func (e *DivergenceError) Error() string {
 	return fmt.Sprintf("step %d: choice %s (thread %s) is not enabled; enabled choices: %v", e.Step+1, e.Choice, e.Thread, e.Enabled)
 }
 
-// Execute runs schedule from the initial state, checking every property
-// after each step, deadlock after the last one, and the linearizability of
-// the whole history. It stops at the first violation, which may come before
-// the end of the schedule; the caller decides whether that is expected. A
-// choice that is not enabled is a *DivergenceError.
+// Execute runs schedule from the initial state with labels and operation
+// events on, checking every property after each step, deadlock after the
+// last one, and the linearizability of the whole history. It stops at the
+// first violation, which may come before the end of the schedule; the
+// caller decides whether that is expected. A choice that is not enabled is
+// a *DivergenceError.
+//
+// Every step is also checked against the step contract as only a
+// labelled run can: it must have a label, and running it again with labels
+// and events off must give the same successor (labels must never change
+// what a step does).
 func Execute(m model.Machine, schedule []model.Choice) (*Execution, error) {
 	st := newStepper(m)
+	st.x.SetModes(true, true)
 	s := m.Init()
-	ex := &Execution{States: []model.State{s}, Totals: make([]int64, len(m.Metrics()))}
+	key := s.AppendKey(nil)
+	ex := &Execution{States: []model.State{model.Clone(m, s)}, Totals: make([]int64, len(st.props.Metrics))}
 	if v := st.checkState(s); v != nil {
 		ex.Violation = v
 		return ex, nil
 	}
 	var hist model.History
-	var enabled []model.Choice
+	var succ, quiet []byte
 	for i, c := range schedule {
-		enabled = m.Enabled(s, enabled[:0])
-		if !contains(enabled, c) {
-			name := "?"
-			if c.Thread >= 0 && c.Thread < len(m.Threads()) {
-				name = m.Threads()[c.Thread]
-			}
-			return ex, &DivergenceError{Step: i, Choice: c, Thread: name, Enabled: append([]model.Choice(nil), enabled...)}
+		if err := st.replayable(key, c, i); err != nil {
+			return ex, err
 		}
-		next, v := st.step(s, c)
+		st.x.SetModes(true, true)
+		st.run(key, c.Thread, c.Alt)
+		succ = st.scratch.AppendKey(succ[:0])
+		v := st.verdict(key, succ)
+		if v == nil && st.x.StepLabel() == "" {
+			v = st.breach("the step sets no label")
+		}
 		rec := StepRecord{
 			Choice:    c,
 			Label:     st.x.StepLabel(),
-			Changed:   model.Changed(s, next),
 			Counts:    append([]int64(nil), st.x.Counts()...),
 			Footprint: append([]model.Access(nil), st.x.Footprint()...),
-		}
-		for k, d := range rec.Counts {
-			ex.Totals[k] += d
 		}
 		if err := hist.Record(int64(i), st.x.Events()); err != nil && v == nil {
 			v = &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}
 		}
+		next := model.Clone(m, st.scratch)
+		if v == nil {
+			st.x.SetModes(false, false)
+			st.run(key, c.Thread, c.Alt)
+			if quiet = st.scratch.AppendKey(quiet[:0]); !bytes.Equal(quiet, succ) {
+				v = st.breach("with labels off the step gives another successor: what a step does must not depend on Exec.Labelling or Exec.Recording")
+			}
+		}
+		rec.Changed = model.Changed(ex.States[len(ex.States)-1], next)
+		for k, d := range rec.Counts {
+			ex.Totals[k] += d
+		}
 		ex.Steps = append(ex.Steps, rec)
 		ex.States = append(ex.States, next)
-		s = next
+		key = append(key[:0], succ...)
 		if v != nil {
 			ex.Violation, ex.ViolationStep = v, i+1
 			return ex, nil
 		}
 	}
-	enabled = m.Enabled(s, enabled[:0])
+	st.x.SetModes(false, false)
+	enabled, blocked := st.enabled(key)
 	if len(enabled) == 0 {
 		ex.Terminal = true
-		if v := st.deadlock(s); v != nil {
+		if v := st.deadlock(key, blocked); v != nil {
 			ex.Violation, ex.ViolationStep = v, len(schedule)
 			return ex, nil
 		}
 	}
-	if v := model.CheckHistory(m.Spec(), hist.Operations()); v != nil {
+	if v := model.CheckHistory(st.props.Spec, hist.Operations()); v != nil {
 		ex.Violation, ex.ViolationStep = v, len(schedule)
 	}
 	return ex, nil
+}
+
+// replayable checks that choice c, the i-th of a schedule, is enabled in
+// the state encoded as key, and returns a *DivergenceError otherwise.
+func (st *stepper) replayable(key []byte, c model.Choice, i int) error {
+	if c.Thread >= 0 && c.Thread < st.n && c.Alt >= 0 {
+		st.x.SetModes(false, false)
+		if st.run(key, c.Thread, c.Alt) == model.Stepped && st.x.Contract() == "" {
+			if set, took, _ := st.x.Offered(); took == c.Alt && (set != 0 || c.Alt == 0) {
+				return nil
+			}
+		}
+	}
+	name := "?"
+	if c.Thread >= 0 && c.Thread < st.n {
+		name = st.names[c.Thread]
+	}
+	enabled, _ := st.enabled(key)
+	return &DivergenceError{Step: i, Choice: c, Thread: name, Enabled: enabled}
+}
+
+// Status is what a thread can do in a state, derived by running its step.
+type Status struct {
+	// Enabled: the thread can step (Alternatives ways, at least 1).
+	Enabled      bool
+	Alternatives int
+	// Done: the thread has nothing left to do here.
+	Done bool
+	// WaitsFor, for a blocked thread: its step's label.
+	WaitsFor string
+}
+
+// Statuses returns the status of every thread of m in s.
+func Statuses(m model.Machine, s model.State) []Status {
+	st := newStepper(m)
+	st.x.SetModes(true, false)
+	key := s.AppendKey(nil)
+	out := make([]Status, st.n)
+	for t := range out {
+		switch st.run(key, t, -1) {
+		case model.Stepped:
+			set, _, _ := st.x.Offered()
+			out[t] = Status{Enabled: true, Alternatives: max(1, bits.OnesCount64(set))}
+		case model.Blocked:
+			out[t] = Status{WaitsFor: st.x.StepLabel()}
+		default:
+			out[t] = Status{Done: true}
+		}
+	}
+	return out
 }
 
 func contains(cs []model.Choice, c model.Choice) bool {
@@ -202,9 +213,14 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 	p.finish(&r.Stats)
 	if r.Violation != nil {
 		// Labels come from one strict re-execution of the schedule, which
-		// also proves that the violation reproduces.
+		// also proves that the violation reproduces. That run has labels
+		// on, so it can meet a breach of the step contract that a quiet
+		// search cannot see (a step without a label); the breach is then
+		// the result, at the step where it happens.
 		ex, err := Execute(m, r.Schedule)
-		if err != nil || ex.Violation == nil || ex.Violation.Property != r.Violation.Property {
+		if err == nil && ex.Violation != nil && ex.Violation.Property == model.ModelError && r.Violation.Property != model.ModelError {
+			r.Violation, r.Schedule = ex.Violation, r.Schedule[:ex.ViolationStep]
+		} else if err != nil || ex.Violation == nil || ex.Violation.Property != r.Violation.Property {
 			again := "no violation"
 			if err != nil {
 				again = err.Error()
@@ -213,10 +229,19 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 			}
 			return nil, fmt.Errorf("internal error: the %s counterexample (%s) does not reproduce on re-execution, which gives %s (uncontrolled nondeterminism in the model?)", opts.Strategy, r.Violation.Property, again)
 		}
-		r.Labels = make([]string, len(ex.Steps))
-		for i, s := range ex.Steps {
-			r.Labels[i] = s.Label
+		r.Labels = make([]string, len(r.Schedule))
+		for i := range r.Labels {
+			r.Labels[i] = ex.Steps[i].Label
 		}
 	}
 	return r, nil
+}
+
+// Enabled returns the choices enabled in s, a state of m, in the order
+// the explorer takes them (by thread, then alternative): the choices whose
+// step happens when run.
+func Enabled(m model.Machine, s model.State) []model.Choice {
+	st := newStepper(m)
+	en, _ := st.enabled(s.AppendKey(nil))
+	return en
 }

@@ -13,11 +13,13 @@ import (
 func paths(m model.Machine, opts Options, p *progress) *Result {
 	r := &Result{}
 	st := newStepper(m)
-	es := newExecStats(len(m.Metrics()))
-	spec := m.Spec()
+	nm := len(st.props.Metrics)
+	es := newExecStats(nm)
+	spec := st.props.Spec
 	type frame struct {
-		s       model.State
+		key     []byte
 		enabled []model.Choice
+		blocked threadSet
 		next    int
 		totals  []int64
 	}
@@ -30,7 +32,12 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 		r.Verdict, r.Violation = Violation, v
 		return r
 	}
-	stack := []frame{{s: init, enabled: m.Enabled(init, nil), totals: make([]int64, len(m.Metrics()))}}
+	push := func(key []byte, totals []int64) frame {
+		f := frame{key: key, totals: totals}
+		f.enabled, f.blocked = st.enabled(key)
+		return f
+	}
+	stack := []frame{push(init.AppendKey(nil), make([]int64, nm))}
 	cut := ""
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
@@ -40,7 +47,7 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 		}
 		if top.next == 0 && len(top.enabled) == 0 {
 			// A complete execution: deadlock, then the whole history.
-			if v := st.deadlock(top.s); v != nil {
+			if v := st.deadlock(top.key, top.blocked); v != nil {
 				r.Verdict, r.Violation, r.Schedule = Violation, v, append([]model.Choice(nil), sched...)
 				return r
 			}
@@ -76,9 +83,20 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 			}
 			continue
 		}
+		if r.Stats.Transitions&1023 == 1023 {
+			if why, v := p.limit(int(r.Stats.States)); why != "" {
+				r.Verdict, r.Bound = v, why
+				r.Metrics = es.metrics(st.props.Metrics)
+				return r
+			}
+		}
 		c := top.enabled[top.next]
 		top.next++
-		succ, v := st.step(top.s, c)
+		st.x.SetModes(false, true)
+		st.run(top.key, c.Thread, c.Alt)
+		succ := st.scratch.AppendKey(nil)
+		v := st.verdict(top.key, succ)
+		st.x.SetModes(false, false)
 		r.Stats.Transitions++
 		r.Stats.States++
 		sched = append(sched, c)
@@ -92,13 +110,13 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 			totals[k] += d
 			es.trans[k] += d
 		}
-		stack = append(stack, frame{s: succ, enabled: m.Enabled(succ, nil), totals: totals})
+		stack = append(stack, push(succ, totals))
 		p.report(r.Stats.States, r.Stats.Transitions, depth+1, len(stack))
 	}
 	r.Verdict = OK
 	if cut != "" {
 		r.Verdict, r.Bound = Bounded, cut
 	}
-	r.Metrics = es.metrics(m.Metrics())
+	r.Metrics = es.metrics(st.props.Metrics)
 	return r
 }

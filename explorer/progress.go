@@ -2,16 +2,18 @@ package explorer
 
 import (
 	"fmt"
+	"runtime/metrics"
 	"time"
 )
 
 // progress prints one line a second to Options.Progress once a run has
 // lasted a second. It needs Options.Clock; without one it does nothing.
 type progress struct {
-	opts  Options
-	start time.Time
-	last  time.Time
-	tick  int
+	opts   Options
+	start  time.Time
+	last   time.Time
+	tick   int
+	sample []metrics.Sample
 }
 
 func newProgress(o Options) *progress {
@@ -55,4 +57,44 @@ func (p *progress) finish(s *Stats) {
 	if s.Elapsed > 0 {
 		s.StatesPerSec = float64(s.States) / s.Elapsed.Seconds()
 	}
+}
+
+// limit reports whether the search must stop now, why, and with which
+// verdict: Options.Stop was closed (Interrupted), or the time or memory
+// limit was reached (Bounded). states is the number of states so far.
+func (p *progress) limit(states int) (string, Verdict) {
+	if p.opts.Stop != nil {
+		select {
+		case <-p.opts.Stop:
+			return fmt.Sprintf("interrupted after %d states", states), Interrupted
+		default:
+		}
+	}
+	if p.opts.TimeLimit > 0 && p.opts.Clock().Sub(p.start) >= p.opts.TimeLimit {
+		return fmt.Sprintf("time-limit=%s: the search did not finish in time", p.opts.TimeLimit), Bounded
+	}
+	if p.opts.MaxMemory > 0 {
+		if used := p.memory(); used >= p.opts.MaxMemory {
+			return fmt.Sprintf("max-memory=%d MiB: the search would need more memory (%d MiB in use at %d states)", p.opts.MaxMemory>>20, used>>20, states), Bounded
+		}
+	}
+	return "", ""
+}
+
+// memory is what the Go runtime has mapped and not returned to the
+// system: an upper bound of the process's resident memory, read without
+// stopping the world.
+func (p *progress) memory() int64 {
+	if p.sample == nil {
+		p.sample = []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	}
+	metrics.Read(p.sample)
+	var used int64
+	if p.sample[0].Value.Kind() == metrics.KindUint64 {
+		used = int64(p.sample[0].Value.Uint64())
+	}
+	if p.sample[1].Value.Kind() == metrics.KindUint64 {
+		used -= int64(p.sample[1].Value.Uint64())
+	}
+	return used
 }

@@ -29,6 +29,8 @@ type walker struct {
 	en   []model.Choice
 	seen *visited // distinct states, when counted
 	key  []byte
+	succ []byte
+	stop <-chan struct{}
 }
 
 func newWalker(m model.Machine) *walker { return &walker{m: m, st: newStepper(m)} }
@@ -40,33 +42,43 @@ func RunWalk(m model.Machine, pick Picker, maxSteps int) *Walk {
 	return newWalker(m).walk(pick, maxSteps, nil)
 }
 
-func (w *walker) visit(s model.State) {
+func (w *walker) visit(key []byte) {
 	if w.seen == nil {
 		return
 	}
-	w.key = s.AppendKey(w.key[:0])
-	h := hashKey(w.key)
-	if slot, _, ok := w.seen.find(w.key, h); !ok {
-		w.seen.insert(slot, w.key, h, int32(w.seen.n))
+	h := hashKey(key)
+	if slot, _, ok := w.seen.find(key, h); !ok {
+		w.seen.insert(slot, key, h, int32(w.seen.n))
 	}
 }
 
+// walk follows one execution. The enabled choices of each state come from
+// running every step quietly; the chosen step is then run again with
+// labels and events on, so that its operations reach the history and a
+// step without a label is reported.
 func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
-	res := &Walk{Totals: make([]int64, len(w.m.Metrics()))}
+	st := w.st
+	res := &Walk{Totals: make([]int64, len(st.props.Metrics))}
 	s := w.m.Init()
-	w.visit(s)
+	w.key = s.AppendKey(w.key[:0])
+	w.visit(w.key)
 	res.States = 1
-	if v := w.st.checkState(s); v != nil {
+	if v := st.checkState(s); v != nil {
 		res.Violation = v
 		return res
 	}
 	w.hist.Reset()
 	prev := -1
 	for i := 0; ; i++ {
-		w.en = w.m.Enabled(s, w.en[:0])
+		var blocked threadSet
+		w.en = w.en[:0]
+		blocked, _ = st.forEach(w.key, func(c model.Choice) bool {
+			w.en = append(w.en, c)
+			return true
+		})
 		if len(w.en) == 0 {
 			res.Terminal = true
-			res.Violation = w.st.deadlock(s)
+			res.Violation = st.deadlock(w.key, blocked)
 			break
 		}
 		if i >= maxSteps {
@@ -76,19 +88,26 @@ func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
 		if !contains(w.en, c) {
 			panic(fmt.Sprintf("explorer: picker chose %v, which is not enabled (%v)", c, w.en))
 		}
-		var v *model.Violation
-		s, v = w.st.step(s, c)
-		w.visit(s)
+		st.x.SetModes(true, true)
+		st.run(w.key, c.Thread, c.Alt)
+		w.succ = st.scratch.AppendKey(w.succ[:0])
+		v := st.verdict(w.key, w.succ)
+		if v == nil && st.x.StepLabel() == "" {
+			v = st.breach("the step sets no label")
+		}
+		if err := w.hist.Record(int64(i), st.x.Events()); err != nil && v == nil {
+			v = &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}
+		}
+		st.x.SetModes(false, false)
+		w.key, w.succ = w.succ, w.key
+		w.visit(w.key)
 		res.States++
 		if trans != nil {
 			*trans++
 		}
 		res.Schedule = append(res.Schedule, c)
-		for k, d := range w.st.x.Counts() {
+		for k, d := range st.x.Counts() {
 			res.Totals[k] += d
-		}
-		if err := w.hist.Record(int64(i), w.st.x.Events()); err != nil && v == nil {
-			v = &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}
 		}
 		if v != nil {
 			res.Violation = v
@@ -97,7 +116,7 @@ func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
 		prev = c.Thread
 	}
 	if res.Violation == nil {
-		res.Violation = model.CheckHistory(w.m.Spec(), w.hist.Operations())
+		res.Violation = model.CheckHistory(st.props.Spec, w.hist.Operations())
 	}
 	return res
 }
@@ -145,9 +164,16 @@ func walks(m model.Machine, opts Options, p *progress, bound string, newPick fun
 	r := &Result{}
 	w := newWalker(m)
 	w.seen = newVisited(false)
-	es := newExecStats(len(m.Metrics()))
+	es := newExecStats(len(w.st.props.Metrics))
 	cut := 0
 	for i := 0; i < opts.Runs; i++ {
+		if why, v := p.limit(w.seen.n); why != "" {
+			r.Stats.States = int64(w.seen.n)
+			r.Stats.Executions = int64(i)
+			r.Verdict, r.Bound = v, why
+			r.Metrics = es.metrics(w.st.props.Metrics)
+			return r
+		}
 		walk := w.walk(newPick(i), opts.MaxSteps, &r.Stats.Transitions)
 		if len(walk.Schedule) > r.Stats.Depth {
 			r.Stats.Depth = len(walk.Schedule)
@@ -175,7 +201,7 @@ func walks(m model.Machine, opts Options, p *progress, bound string, newPick fun
 	if cut > 0 {
 		r.Bound += fmt.Sprintf(", %d of them stopped at max-steps=%d (a spin loop or livelock?)", cut, opts.MaxSteps)
 	}
-	r.Metrics = es.metrics(m.Metrics())
+	r.Metrics = es.metrics(w.st.props.Metrics)
 	return r
 }
 

@@ -37,6 +37,9 @@ const (
 	Bounded Verdict = "bounded"
 	// Violation: a property failed; Result.Schedule reproduces it.
 	Violation Verdict = "violation"
+	// Interrupted: Options.Stop was closed before the search ended; the
+	// counts say how far it got.
+	Interrupted Verdict = "interrupted"
 )
 
 // Options configures an exploration. The zero value of each field selects
@@ -84,6 +87,23 @@ type Options struct {
 	// ProgressJSON prints each progress line as one JSON object instead of
 	// text, for tools.
 	ProgressJSON bool
+	// Metrics makes bfs keep the state graph so that every metric is
+	// summarised exactly over every complete execution (min, max, mean).
+	// Without it, metrics are only totalled over transitions, and a plain
+	// exploration stores nothing per transition.
+	Metrics bool
+	// Stop, when closed, stops the search as soon as possible (within one
+	// chunk of states) with verdict Interrupted and the counts so far.
+	Stop <-chan struct{}
+	// TimeLimit stops the search (verdict Bounded, saying why) once it has
+	// run that long; it needs Clock.
+	TimeLimit time.Duration
+	// MaxMemory stops the search (verdict Bounded, saying why) once the
+	// process's memory reaches that many bytes, as the Go runtime accounts
+	// it (heap, stacks and runtime structures mapped and not returned to
+	// the system): before the machine swaps or the kernel kills the
+	// process. 0: no limit.
+	MaxMemory int64
 }
 
 // Bounds on options whose size is an allocation: a bug depth beyond a few
@@ -130,6 +150,10 @@ func (o *Options) fill() error {
 		return fmt.Errorf("max-steps must be positive, got %d", o.MaxSteps)
 	case o.MaxStates < 0:
 		return fmt.Errorf("max-states must be positive, got %d", o.MaxStates)
+	case o.TimeLimit < 0 || o.MaxMemory < 0:
+		return fmt.Errorf("time and memory limits must be positive")
+	case o.TimeLimit > 0 && o.Clock == nil:
+		return fmt.Errorf("a time limit needs a clock (Options.Clock)")
 	}
 	for _, s := range Strategies {
 		if s == o.Strategy {

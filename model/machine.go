@@ -6,9 +6,10 @@ import (
 )
 
 // A Choice is one decision of the explorer: thread Thread takes its next
-// step, with alternative Alt where that step branches on the environment
-// (0 when it does not). A schedule, the list of choices from the initial
-// state, is all that is needed to rebuild an execution.
+// step, with alternative Alt where that step draws one (Exec.Choose,
+// Exec.ChooseFrom, Exec.Signal; 0 when it draws none). A schedule, the list
+// of choices from the initial state, is all that is needed to rebuild an
+// execution.
 type Choice struct {
 	Thread int `json:"thread"`
 	Alt    int `json:"alt,omitempty"`
@@ -22,16 +23,25 @@ func (c Choice) String() string {
 	return fmt.Sprintf("%d.%d", c.Thread, c.Alt)
 }
 
-// A State is one global state of a machine. Implementations are plain data
-// (no pointers shared between states) so that Clone is a deep copy.
+// A State is one global state of a machine: plain data whose canonical
+// encoding is the form in which the explorer stores it. Two states are the
+// same state iff their encodings are equal.
+//
+// The explorer keeps states as encoded bytes and decodes one into a scratch
+// State (obtained from Machine.Init) only to step it, so a state must
+// round-trip: Decode(AppendKey(s)) yields a state whose AppendKey is the
+// same bytes. The rapid test helper modeltest.RoundTrip checks it.
 type State interface {
-	// Clone returns an independent copy.
-	Clone() State
-	// AppendKey appends the canonical encoding of the state: two states are
-	// the same state iff their keys are equal.
+	// AppendKey appends the canonical encoding of the state.
 	AppendKey(b []byte) []byte
-	// Vars lists the state's variables by name in a fixed order, each value
-	// in its canonical text form; traces show the ones a step changed.
+	// Decode overwrites the state with the one encoded in b, which an
+	// AppendKey of a state of the same machine produced. It reuses the
+	// state's memory (slices keep their capacity) and reports a malformed
+	// encoding as an error.
+	Decode(b []byte) error
+	// Vars lists the state's variables by name in a fixed order, each
+	// value in its canonical text form; traces show the ones a step
+	// changed.
 	Vars() []Var
 }
 
@@ -41,39 +51,74 @@ type Var struct {
 	Value string
 }
 
-// Status says whether a thread has finished and, if it cannot step, what
-// it waits for ("cpu->cond for !exclusive_ongoing"), so that a deadlock
-// report names every blocked thread.
-type Status struct {
-	Done     bool
-	WaitsFor string
-}
-
-// A Machine is a protocol instance: a pure state machine. It never starts a
-// goroutine, reads a clock or uses a global random source; the same state
-// and choice always give the same successor, label and events.
+// A Machine is a protocol instance: a pure state machine over a fixed set
+// of threads. It never starts a goroutine, reads a clock or uses a global
+// random source; the same state, thread and alternative always give the
+// same successor, label and events.
+//
+// Everything about a step is said by the step itself, through the Exec:
+// whether the thread can take it at all (Exec.Block, or a primitive that
+// blocks, such as Exec.Lock on a held mutex), whether the thread has
+// nothing left to do (Exec.Done), which alternatives the environment has
+// at that point (Exec.Choose, Exec.ChooseFrom, Exec.Signal), and what the
+// step did (its label, shared accesses, assertions, operations, metric
+// events). The explorer learns which choices are enabled by running the
+// step, so a model cannot declare one thing and do another: changing a
+// broadcast into a signal in a step is enough for every waiter to be
+// explored.
 type Machine interface {
 	// Threads names the threads; thread i of a Choice is Threads()[i].
 	Threads() []string
-	// Init returns the initial state.
+	// Init returns a new initial state, not shared with any other.
 	Init() State
-	// Enabled appends to buf the choices enabled in s, sorted by thread
-	// then alternative, and returns the extended slice.
-	Enabled(s State, buf []Choice) []Choice
-	// Step applies an enabled choice to s and returns the successor. It must
-	// not modify s. x records the step's label, footprint, assertions,
-	// operations and metric events.
-	Step(s State, c Choice, x *Exec) State
-	// Status reports thread t's status in s.
-	Status(s State, t int) Status
+	// Step runs thread t's next step on s, in place (s is the explorer's
+	// scratch copy), recording through x what it did. See Exec.
+	Step(s State, t int, x *Exec)
+	// Properties are what the explorer checks and counts.
+	Properties() Properties
+}
+
+// Properties are the checks and counters of a machine.
+type Properties struct {
 	// Invariants are checked at every reachable state.
-	Invariants() []Invariant
+	Invariants []Invariant
+	// Progress properties are checked for non-progress cycles under
+	// weak fairness (see Progress).
+	Progress []Progress
 	// Metrics names the counters that steps increment with Exec.Count;
-	// metric i of Exec.Count is Metrics()[i].
-	Metrics() []string
+	// metric i of Exec.Count is Metrics[i].
+	Metrics []string
 	// Spec is the sequential specification that operation histories are
-	// checked against, or nil when the protocol records no operations.
-	Spec() *Spec
+	// checked against, or nil when the machine records no operations.
+	Spec *Spec
+}
+
+// Names lists the properties a machine declares: its invariants, its
+// progress properties, Deadlock, and Linearizability when it has a spec.
+// (Assertions inside steps name their own properties.)
+func (p Properties) Names() []string {
+	var out []string
+	for _, inv := range p.Invariants {
+		out = append(out, inv.Name)
+	}
+	for _, pr := range p.Progress {
+		out = append(out, pr.Name)
+	}
+	out = append(out, Deadlock)
+	if p.Spec != nil {
+		out = append(out, Linearizability)
+	}
+	return out
+}
+
+// Clone returns an independent copy of s, a state of m, through its
+// encoding.
+func Clone(m Machine, s State) State {
+	c := m.Init()
+	if err := c.Decode(s.AppendKey(nil)); err != nil {
+		panic(fmt.Sprintf("model: a state of %T does not decode its own encoding: %v", m, err))
+	}
+	return c
 }
 
 // Describe renders a state's variables as "name=value" lines.

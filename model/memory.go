@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 )
@@ -153,29 +154,58 @@ func (m Mem) threadName(t int) string {
 // Init sets a word before exploration starts (initial state only).
 func (m Mem) Init(a Addr, v uint64) { m.words[a] = v }
 
-// AppendKey appends the words' canonical encoding, then, under TSO, each
-// buffer's length and entries.
+// AppendKey appends the canonical encoding of the memory: each word as a
+// uvarint, then, under TSO, each buffer's length and entries (address,
+// value), as uvarints.
 func (m Mem) AppendKey(b []byte) []byte {
 	for _, w := range m.words {
-		b = strconv.AppendUint(b, w, 16)
-		b = append(b, ',')
+		b = binary.AppendUvarint(b, w)
 	}
-	if m.sb == nil {
-		return b
-	}
-	b = append(b, '|')
 	for _, buf := range m.sb {
-		b = strconv.AppendUint(b, uint64(len(buf)), 16)
-		b = append(b, ':')
+		b = binary.AppendUvarint(b, uint64(len(buf)))
 		for _, e := range buf {
-			b = strconv.AppendUint(b, uint64(e.addr), 16)
-			b = append(b, '=')
-			b = strconv.AppendUint(b, e.val, 16)
-			b = append(b, ',')
+			b = binary.AppendUvarint(b, uint64(e.addr))
+			b = binary.AppendUvarint(b, e.val)
 		}
-		b = append(b, ';')
 	}
 	return b
+}
+
+// DecodeFrom reads a memory encoded by AppendKey from the start of b into
+// m, which must have the same layout (the words and the TSO setting of the
+// memory the encoding came from, as a state's Init builds it), and returns
+// the rest of b. It reuses m's buffers.
+func (m *Mem) DecodeFrom(b []byte) ([]byte, error) {
+	for i := range m.words {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, fmt.Errorf("memory: word %s: truncated encoding", m.names[i])
+		}
+		m.words[i], b = v, b[n:]
+	}
+	for t := range m.sb {
+		k, n := binary.Uvarint(b)
+		if n <= 0 || k > uint64(len(b)) {
+			return nil, fmt.Errorf("memory: store buffer %d: bad length", t)
+		}
+		b = b[n:]
+		buf := m.sb[t][:0]
+		for ; k > 0; k-- {
+			a, n := binary.Uvarint(b)
+			if n <= 0 || a >= uint64(len(m.words)) {
+				return nil, fmt.Errorf("memory: store buffer %d: bad address", t)
+			}
+			b = b[n:]
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				return nil, fmt.Errorf("memory: store buffer %d: truncated value", t)
+			}
+			b = b[n:]
+			buf = append(buf, sbEntry{addr: Addr(a), val: v})
+		}
+		m.sb[t] = buf
+	}
+	return b, nil
 }
 
 // Vars lists the words as variables, then, under TSO, one variable per
@@ -276,7 +306,7 @@ func (x *Exec) drain(m Mem) {
 		m.words[e.addr] = e.val
 		x.access(m, OpCommit, e.addr, false, true)
 	}
-	m.sb[t] = nil
+	m.sb[t] = m.sb[t][:0]
 }
 
 // CommitOldest commits the oldest store in thread t's buffer to memory
@@ -287,11 +317,10 @@ func (x *Exec) CommitOldest(m Mem, t int) (a Addr, v uint64, ok bool) {
 	if t < 0 || t >= len(m.sb) || len(m.sb[t]) == 0 {
 		return 0, 0, false
 	}
-	e := m.sb[t][0]
-	m.sb[t] = m.sb[t][1:]
-	if len(m.sb[t]) == 0 {
-		m.sb[t] = nil
-	}
+	b := m.sb[t]
+	e := b[0]
+	copy(b, b[1:])
+	m.sb[t] = b[:len(b)-1]
 	m.words[e.addr] = e.val
 	x.access(m, OpCommit, e.addr, false, true)
 	return e.addr, e.val, true

@@ -6,9 +6,7 @@ import (
 )
 
 // A Mutex is a lock kept in a model's state. The zero value is unlocked.
-// A model enables a thread's lock step only when Free reports true; the
-// step then calls Exec.Lock. Each acquire and release is one step
-// (DESIGN.md granularity rule).
+// Each acquire and release is one step (DESIGN.md granularity rule).
 type Mutex struct {
 	holder int16 // thread+1; 0 when free
 }
@@ -29,15 +27,27 @@ func (m Mutex) String() string {
 	return fmt.Sprintf("held by %d", m.holder-1)
 }
 
-// Lock acquires m for the stepping thread. Locking a held mutex is a
-// modelling error reported as the assertion "mutex".
-func (x *Exec) Lock(m *Mutex, name string) {
-	x.Touch(name, true)
-	if m.holder != 0 {
-		x.Fail("mutex", "thread %d locks %s, which thread %d holds", x.thread, name, m.holder-1)
-		return
+// Lock acquires m for the stepping thread and returns true, or, when
+// another thread holds m, blocks the step (see Exec.Block) and returns
+// false: the caller returns at once. Locking a mutex the thread already
+// holds fails the assertion "mutex" (a non-recursive mutex deadlocks on
+// itself).
+func (x *Exec) Lock(m *Mutex, name string) bool {
+	switch {
+	case m.holder == 0:
+		x.Touch(name, true)
+		m.holder = int16(x.thread + 1)
+		return true
+	case m.HeldBy(x.thread):
+		x.Touch(name, true)
+		x.Fail("mutex", "%s locks %s, which it already holds", x.ThreadName(x.thread), name)
+		return true
 	}
-	m.holder = int16(x.thread + 1)
+	x.Block()
+	if x.labelling && x.label == "" {
+		x.label = fmt.Sprintf("%s (held by %s)", name, x.ThreadName(m.Holder()))
+	}
+	return false
 }
 
 // Unlock releases m. Releasing a mutex the thread does not hold fails the
@@ -45,7 +55,7 @@ func (x *Exec) Lock(m *Mutex, name string) {
 func (x *Exec) Unlock(m *Mutex, name string) {
 	x.Touch(name, true)
 	if !m.HeldBy(x.thread) {
-		x.Fail("mutex", "thread %d unlocks %s, which it does not hold (%s)", x.thread, name, m)
+		x.Fail("mutex", "%s unlocks %s, which it does not hold (%s)", x.ThreadName(x.thread), name, m)
 		return
 	}
 	m.holder = 0
@@ -53,11 +63,11 @@ func (x *Exec) Unlock(m *Mutex, name string) {
 
 // A Cond is a condition variable with POSIX semantics, kept in a model's
 // state: Wait releases the mutex and joins the wait set in one step; a
-// woken thread leaves the wait set and must re-acquire the mutex in a
-// separate step, which the model enables when the mutex is free; Signal
-// wakes one waiter chosen by the explorer (one alternative per waiter);
-// Broadcast wakes all. Spurious wake-ups are a separate step a model may
-// enable (Exec.WakeSpuriously). Up to 64 threads.
+// woken thread leaves the wait set and re-acquires the mutex in a separate
+// step (Woken, then Lock); Signal wakes one waiter chosen by the explorer
+// (one alternative per waiter); Broadcast wakes all. A spurious wake-up is
+// a step the model takes where the code allows one (WakeSpuriously). Up
+// to 64 threads.
 type Cond struct {
 	waiters uint64 // bit t set: thread t is in the wait set
 }
@@ -74,14 +84,8 @@ func (c Cond) Waiters() []int {
 	return out
 }
 
-// SignalAlts is the number of alternatives of a Signal step: one per
-// waiter, or one (waking nobody) when the wait set is empty.
-func (c Cond) SignalAlts() int {
-	if n := bits.OnesCount64(c.waiters); n > 0 {
-		return n
-	}
-	return 1
-}
+// Len is the number of threads in the wait set.
+func (c Cond) Len() int { return bits.OnesCount64(c.waiters) }
 
 func (c Cond) String() string { return fmt.Sprint(c.Waiters()) }
 
@@ -93,20 +97,41 @@ func (x *Exec) Wait(c *Cond, cname string, m *Mutex, mname string) {
 	c.waiters |= 1 << uint(x.thread)
 }
 
-// Signal wakes the alt-th waiter of c (in increasing thread order) and
-// returns it, or returns -1 when nobody waits.
-func (x *Exec) Signal(c *Cond, cname string, alt int) int {
+// Woken reports whether the stepping thread has left c's wait set. While
+// it is still in it, Woken blocks the step ("cname (not woken yet)") and
+// returns false: the caller returns at once.
+func (x *Exec) Woken(c *Cond, cname string) bool {
+	if !c.Waiting(x.thread) {
+		return true
+	}
+	x.Block()
+	if x.labelling && x.label == "" {
+		x.label = cname + " (not woken yet)"
+	}
+	return false
+}
+
+// Signal wakes one waiter of c and returns it, or returns -1 when nobody
+// waits. With several waiters the step draws which one (alternative i
+// wakes the i-th waiter in increasing thread order), so every choice is
+// explored.
+func (x *Exec) Signal(c *Cond, cname string) int {
 	x.Touch(cname, true)
-	ws := c.Waiters()
-	if len(ws) == 0 {
+	n := c.Len()
+	if n == 0 {
 		return -1
 	}
-	if alt < 0 || alt >= len(ws) {
-		x.Fail("cond", "signal of %s with alternative %d, but %d threads wait", cname, alt, len(ws))
-		return -1
+	i := 0
+	if n > 1 {
+		i = x.Choose(n)
 	}
-	c.waiters &^= 1 << uint(ws[alt])
-	return ws[alt]
+	w := c.waiters
+	for ; i > 0; i-- {
+		w &= w - 1
+	}
+	t := bits.TrailingZeros64(w)
+	c.waiters &^= 1 << uint(t)
+	return t
 }
 
 // Broadcast wakes every waiter of c and returns them.
@@ -122,4 +147,16 @@ func (x *Exec) Broadcast(c *Cond, cname string) []int {
 func (x *Exec) WakeSpuriously(c *Cond, cname string) {
 	x.Touch(cname, true)
 	c.waiters &^= 1 << uint(x.thread)
+}
+
+// SetThreadNames gives x the machine's thread names, for the texts its
+// primitives write (who holds a mutex).
+func (x *Exec) SetThreadNames(names []string) { x.names = names }
+
+// ThreadName names thread t for messages.
+func (x *Exec) ThreadName(t int) string {
+	if t >= 0 && t < len(x.names) {
+		return x.names[t]
+	}
+	return fmt.Sprintf("thread %d", t)
 }

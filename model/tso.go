@@ -9,10 +9,12 @@ const StoreBufferThread = "store buffers"
 // (a pointer into the state, so that a commit changes it). The result is a
 // plain Machine with one more thread, StoreBufferThread, appended after
 // m's threads: its choices are {Thread: n, Alt: t}, "commit thread t's
-// oldest buffered store", one for each thread t with a non-empty buffer,
-// labelled "store buffer: vCPU0 commits pte[X] = 0". It is done when every
-// buffer is empty and never waits: while a store is buffered its commit is
-// enabled, so a deadlock report never blames the buffers.
+// oldest buffered store", one for each thread t with a non-empty buffer
+// (drawn with Exec.ChooseFrom, so each buffer gets weak fairness: a store
+// is eventually committed), labelled "store buffer: vCPU0 commits pte[X] =
+// 0". It is done when every buffer is empty and never waits: while a store
+// is buffered its commit is enabled, so a deadlock report never blames the
+// buffers.
 //
 // Init switches the memory of m's initial state to TSO, with one buffer per
 // thread of m named after it, unless m's Init already called EnableTSO
@@ -51,59 +53,38 @@ func (t *tsoMachine) Threads() []string { return t.names }
 func (t *tsoMachine) Init() State {
 	s := t.m.Init()
 	if !t.mem(s).TSO() {
-		s = s.Clone()
 		t.mem(s).EnableTSO(t.inner...)
 	}
 	return s
 }
 
-func (t *tsoMachine) Enabled(s State, buf []Choice) []Choice {
-	buf = t.m.Enabled(s, buf)
-	mem := t.mem(s)
-	for u := 0; u < mem.BufferThreads(); u++ {
-		if mem.Buffered(u) > 0 {
-			buf = append(buf, Choice{Thread: t.sbThread(), Alt: u})
-		}
-	}
-	return buf
-}
-
-func (t *tsoMachine) Step(s State, c Choice, x *Exec) State {
-	if c.Thread != t.sbThread() {
-		next := t.m.Step(s, c, x)
-		if x.fenceLater {
-			x.drain(*t.mem(next))
-		}
-		return next
-	}
-	next := s.Clone()
-	mem := t.mem(next)
-	a, v, ok := x.CommitOldest(*mem, c.Alt)
-	if !ok {
-		x.Fail("model", "the store buffer of thread %d is empty", c.Alt)
-		x.Labelf("store buffer: %s has nothing to commit", mem.threadName(c.Alt))
-		return next
-	}
-	x.Labelf("store buffer: %s commits %s = %d", mem.threadName(c.Alt), mem.Name(a), v)
-	return next
-}
-
-func (t *tsoMachine) Status(s State, u int) Status {
+func (t *tsoMachine) Step(s State, u int, x *Exec) {
 	if u != t.sbThread() {
-		return t.m.Status(s, u)
+		t.m.Step(s, u, x)
+		if x.fenceLater && x.outcome == Stepped {
+			x.drain(*t.mem(s))
+		}
+		return
 	}
 	mem := t.mem(s)
+	var set uint64
 	for v := 0; v < mem.BufferThreads(); v++ {
 		if mem.Buffered(v) > 0 {
-			return Status{}
+			set |= 1 << uint(v)
 		}
 	}
-	return Status{Done: true}
+	if set == 0 {
+		x.Done()
+		return
+	}
+	v := x.ChooseFrom(set)
+	a, val, _ := x.CommitOldest(*mem, v)
+	if x.labelling {
+		x.Labelf("store buffer: %s commits %s = %d", mem.threadName(v), mem.Name(a), val)
+	}
 }
 
-func (t *tsoMachine) Invariants() []Invariant { return t.m.Invariants() }
-func (t *tsoMachine) Metrics() []string       { return t.m.Metrics() }
-func (t *tsoMachine) Spec() *Spec             { return t.m.Spec() }
+func (t *tsoMachine) Properties() Properties { return t.m.Properties() }
 
 // Unwrap returns the machine WithTSO wrapped.
 func (t *tsoMachine) Unwrap() Machine { return t.m }
