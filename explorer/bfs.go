@@ -34,12 +34,21 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		totals: make([]int64, nm),
 		sym:    opts.Symmetry,
 	}
-	if b.graphed = opts.Metrics && nm > 0; b.graphed {
-		b.g = graph{metrics: nm, start: []int32{0}}
+	b.live = liveness(st.props, opts, b.r)
+	if opts.Metrics && nm > 0 {
+		b.g.metrics = nm
 		b.terminal = []bool{false}
+	}
+	b.g.choices = b.live
+	if b.graphed = b.g.metrics > 0 || b.live; b.graphed {
+		b.g.start = []int32{0}
 	}
 	init := m.Init()
 	w := newExpander(m, keyOf, opts.Symmetry)
+	w.live = b.live
+	if b.live {
+		b.pend = []uint8{w.pending(init)}
+	}
 	enc := init.AppendKey(nil)
 	key := keyOf(init, nil)
 	slot, _, _ := b.vis.find(key, hashKey(key))
@@ -52,7 +61,7 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	levelIdx := []int32{0}
 	var pool *workerPool
 	if opts.Workers > 1 {
-		pool = newWorkerPool(m, keyOf, opts.Symmetry, opts.Workers)
+		pool = newWorkerPool(m, keyOf, opts.Symmetry, b.live, opts.Workers)
 	}
 	for depth := 0; level.len() > 0; depth++ {
 		b.r.Stats.Depth = depth
@@ -111,6 +120,13 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	}
 	b.r.Metrics = b.metrics(b.cut || b.stop != "")
 	b.stats()
+	if b.live {
+		if b.r.Verdict == OK {
+			b.checkProgress()
+		} else {
+			unchecked(b.r, st.props, "progress is not checked when the search was cut: "+b.r.Bound)
+		}
+	}
 	return b.r
 }
 
@@ -162,6 +178,11 @@ type bfsRun struct {
 	terminal []bool
 	graphed  bool
 	g        graph
+	// live: progress properties are checked after the search, on the
+	// graph; pend[i] has bit k set when progress property k is pending in
+	// state i.
+	live bool
+	pend []uint8
 	totals   []int64
 	cut      bool
 	sym      bool
@@ -225,7 +246,7 @@ func (b *bfsRun) metrics(cut bool) []Metric {
 
 func (b *bfsRun) stats() {
 	s := &b.r.Stats
-	mem := b.vis.bytes() + int64(cap(b.parent))*4 + int64(cap(b.via))*8 + int64(cap(b.terminal)) + b.g.bytes()
+	mem := b.vis.bytes() + int64(cap(b.parent))*4 + int64(cap(b.via))*8 + int64(cap(b.terminal)) + b.g.bytes() + int64(cap(b.pend))
 	if s.States > 0 {
 		s.BytesPerState = float64(mem) / float64(s.States)
 	}
@@ -260,7 +281,7 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		if e.deadlock != nil {
 			return b.finish(e.deadlock, idx, nil)
 		}
-		if b.graphed {
+		if b.terminal != nil {
 			b.terminal[idx] = true
 		}
 	}
@@ -291,14 +312,17 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 			b.vis.insert(slot, key, rec.h, to)
 			b.parent = append(b.parent, idx)
 			b.via = append(b.via, choice32{int32(rec.c.Thread), int32(rec.c.Alt)})
-			if b.graphed {
+			if b.terminal != nil {
 				b.terminal = append(b.terminal, false)
+			}
+			if b.live {
+				b.pend = append(b.pend, rec.pend)
 			}
 			b.next.add(c.keys[rec.soff:rec.send])
 			b.nextIdx = append(b.nextIdx, to)
 		}
 		if b.graphed {
-			b.g.add(to, counts)
+			b.g.add(to, counts, packChoice(rec.c, rec.named))
 		}
 		b.p.report(int64(len(b.parent)), b.r.Stats.Transitions, b.depth, b.level.len()-li+b.next.len())
 	}
@@ -331,6 +355,8 @@ type expansion struct {
 // keys states by their orbit).
 type succRec struct {
 	c          model.Choice
+	named      bool  // the alternative is an identity (Exec.ChooseFrom)
+	pend       uint8 // pending progress properties (when checked)
 	v          *model.Violation
 	h          uint64
 	koff, kend int
@@ -349,6 +375,7 @@ type expander struct {
 	st    *stepper
 	keyOf keyFunc
 	sym   bool
+	live  bool // compute each successor's pending progress properties
 }
 
 func newExpander(m model.Machine, keyOf keyFunc, sym bool) *expander {
@@ -372,6 +399,10 @@ func (w *expander) expand(key []byte, c *chunk) {
 		}
 		rec.v = st.verdict(key, c.keys[rec.soff:rec.send])
 		rec.h = hashKey(c.keys[rec.koff:rec.kend])
+		if w.live {
+			_, _, rec.named = st.x.Offered()
+			rec.pend = w.pending(st.scratch)
+		}
 		c.counts = append(c.counts, st.x.Counts()...)
 		c.succs = append(c.succs, rec)
 		return rec.v == nil
@@ -382,6 +413,18 @@ func (w *expander) expand(key []byte, c *chunk) {
 		e.deadlock = st.deadlock(key, blocked)
 	}
 	c.states = append(c.states, e)
+}
+
+// pending returns the progress properties pending in s, bit k for
+// property k.
+func (w *expander) pending(s model.State) uint8 {
+	var bits uint8
+	for k, p := range w.st.props.Progress {
+		if p.Pending(s) {
+			bits |= 1 << uint(k)
+		}
+	}
+	return bits
 }
 
 // workerPool expands the chunks of a level in parallel. These goroutines
@@ -397,10 +440,12 @@ type workerPool struct {
 	bufs []*chunk
 }
 
-func newWorkerPool(m model.Machine, keyOf keyFunc, sym bool, n int) *workerPool {
+func newWorkerPool(m model.Machine, keyOf keyFunc, sym, live bool, n int) *workerPool {
 	wp := &workerPool{n: n}
 	for i := 0; i < n; i++ {
-		wp.exps = append(wp.exps, newExpander(m, keyOf, sym))
+		e := newExpander(m, keyOf, sym)
+		e.live = live
+		wp.exps = append(wp.exps, e)
 	}
 	for i := 0; i < 4*n; i++ {
 		wp.bufs = append(wp.bufs, &chunk{})

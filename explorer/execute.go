@@ -182,10 +182,24 @@ func contains(cs []model.Choice, c model.Choice) bool {
 	return false
 }
 
+// isProgress reports whether property names one of m's progress
+// properties.
+func isProgress(m model.Machine, property string) bool {
+	for _, p := range m.Properties().Progress {
+		if p.Name == property {
+			return true
+		}
+	}
+	return false
+}
+
 // Explore runs the strategy named in opts on m.
 func Explore(m model.Machine, opts Options) (*Result, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
+	}
+	if len(m.Threads()) > 64 {
+		return nil, fmt.Errorf("the machine has %d threads; at most 64 are supported", len(m.Threads()))
 	}
 	keyOf := plainKey
 	if opts.Symmetry {
@@ -202,15 +216,30 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 		r = bfs(m, opts, p, keyOf)
 	case DFS:
 		r = dfs(m, opts, p, keyOf)
+		liveness(m.Properties(), opts, r)
 	case Random, RandomThreads:
 		r = random(m, opts, p)
+		liveness(m.Properties(), opts, r)
 	case PCT:
 		r = pct(m, opts, p)
+		liveness(m.Properties(), opts, r)
 	case Paths:
 		r = paths(m, opts, p)
+		liveness(m.Properties(), opts, r)
 	}
 	r.Strategy = opts.Strategy
 	p.finish(&r.Stats)
+	if r.Violation != nil && isProgress(m, r.Violation.Property) {
+		ex, err := CheckLasso(m, r.Schedule, r.Cycle, r.Violation.Property, opts.Fairness)
+		if err != nil {
+			return nil, fmt.Errorf("internal error: the %s counterexample does not check on re-execution: %v", r.Violation.Property, err)
+		}
+		r.Labels = make([]string, len(ex.Steps))
+		for i, s := range ex.Steps {
+			r.Labels[i] = s.Label
+		}
+		return r, nil
+	}
 	if r.Violation != nil {
 		// Labels come from one strict re-execution of the schedule, which
 		// also proves that the violation reproduces. That run has labels

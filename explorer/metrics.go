@@ -3,30 +3,38 @@ package explorer
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/protocheck/protocheck/model"
 )
 
-// graph is the explored state graph in compressed form: the successors of
-// state i are to[start[i]:start[i+1]]; edge e's metric deltas are the
-// interned vector dvec[did[e]*metrics:(did[e]+1)*metrics]. Most steps
-// count nothing or one event, so a handful of distinct vectors serve every
-// edge and an edge costs 8 bytes whatever the number of metrics. Edges are
-// only stored when the machine has metrics.
+// graph is the explored state graph in compressed form, kept only when
+// something needs it (exact metrics, progress properties): the successors
+// of state i are to[start[i]:start[i+1]]. With metrics, edge e's metric
+// deltas are the interned vector dvec[did[e]*metrics:(did[e]+1)*metrics]:
+// most steps count nothing or one event, so a handful of distinct vectors
+// serve every edge and an edge costs 4 more bytes whatever the number of
+// metrics. With choices, ch[e] is the choice that took edge e (see
+// packChoice), for progress checks and their lasso counterexamples.
 type graph struct {
-	metrics int
+	metrics int  // 0: no metric deltas kept
+	choices bool // keep each edge's choice
 	start   []int32
 	to      []int32
 	did     []uint32
+	ch      []uint16
 	dvec    []int64           // interned delta vectors; vector 0 is all zeros
 	dids    map[string]uint32 // vector bytes -> id
 	buf     []byte
 }
 
-func (g *graph) add(to int32, counts []int64) {
-	if g.metrics == 0 {
-		return
-	}
+func (g *graph) add(to int32, counts []int64, ch uint16) {
 	g.to = append(g.to, to)
-	g.did = append(g.did, g.intern(counts))
+	if g.metrics > 0 {
+		g.did = append(g.did, g.intern(counts))
+	}
+	if g.choices {
+		g.ch = append(g.ch, ch)
+	}
 }
 
 // intern returns the id of the delta vector counts.
@@ -62,16 +70,27 @@ func (g *graph) intern(counts []int64) uint32 {
 func (g *graph) delta(e int32, k int) int64 { return g.dvec[int(g.did[e])*g.metrics+k] }
 
 // close ends the successor list of the state being expanded.
-func (g *graph) close() {
-	if g.metrics == 0 {
-		return
-	}
-	g.start = append(g.start, int32(len(g.to)))
-}
+func (g *graph) close() { g.start = append(g.start, int32(len(g.to))) }
 
 // bytes is the memory the graph holds.
 func (g *graph) bytes() int64 {
-	return int64(cap(g.start))*4 + int64(cap(g.to))*4 + int64(cap(g.did))*4 + int64(cap(g.dvec))*8
+	return int64(cap(g.start))*4 + int64(cap(g.to))*4 + int64(cap(g.did))*4 + int64(cap(g.ch))*2 + int64(cap(g.dvec))*8
+}
+
+// packChoice packs a choice into 16 bits: the thread in the high 8 (a
+// machine has at most 64 threads), the alternative in bits 0-5 (at most
+// model.MaxAlternatives), and bit 6 set when the alternative is an
+// identity drawn with Exec.ChooseFrom (it gets weak fairness).
+func packChoice(c model.Choice, named bool) uint16 {
+	v := uint16(c.Thread)<<8 | uint16(c.Alt)
+	if named {
+		v |= 1 << 6
+	}
+	return v
+}
+
+func unpackChoice(v uint16) (c model.Choice, named bool) {
+	return model.Choice{Thread: int(v >> 8), Alt: int(v & 63)}, v&(1<<6) != 0
 }
 
 // summarise computes, for every metric, min, max and mean of its total
@@ -86,7 +105,7 @@ func (g *graph) summarise(names []string, terminal []bool, totals []int64, cut b
 		out[k] = Metric{Name: n, Transitions: totals[k]}
 	}
 	n := len(g.start) - 1
-	if g.metrics == 0 || cut || n != len(terminal) {
+	if g.metrics == 0 || cut || n != len(terminal) || n < 0 {
 		return out
 	}
 	order, ok := g.topo(n)

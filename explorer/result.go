@@ -98,6 +98,14 @@ type Options struct {
 	// TimeLimit stops the search (verdict Bounded, saying why) once it has
 	// run that long; it needs Clock.
 	TimeLimit time.Duration
+	// NoProgress skips the progress properties (liveness): bfs then keeps
+	// no graph for them.
+	NoProgress bool
+	// Fairness is the fairness assumed when checking progress properties:
+	// "weak" (the default: a thread continuously enabled eventually steps,
+	// and an alternative drawn with Exec.ChooseFrom and continuously
+	// offered is eventually taken) or "none" (any cycle counts).
+	Fairness string
 	// MaxMemory stops the search (verdict Bounded, saying why) once the
 	// process's memory reaches that many bytes, as the Go runtime accounts
 	// it (heap, stacks and runtime structures mapped and not returned to
@@ -105,6 +113,12 @@ type Options struct {
 	// process. 0: no limit.
 	MaxMemory int64
 }
+
+// Fairness assumptions for progress properties.
+const (
+	FairnessWeak = "weak"
+	FairnessNone = "none"
+)
 
 // Bounds on options whose size is an allocation: a bug depth beyond a few
 // dozen change points finds nothing PCT's analysis promises, and workers
@@ -137,6 +151,9 @@ func (o *Options) fill() error {
 	if o.Depth == 0 {
 		o.Depth = 3
 	}
+	if o.Fairness == "" {
+		o.Fairness = FairnessWeak
+	}
 	switch {
 	case o.Workers < 0 || o.Workers > MaxWorkers:
 		return fmt.Errorf("workers must be between 1 and %d, got %d", MaxWorkers, o.Workers)
@@ -152,6 +169,8 @@ func (o *Options) fill() error {
 		return fmt.Errorf("max-states must be positive, got %d", o.MaxStates)
 	case o.TimeLimit < 0 || o.MaxMemory < 0:
 		return fmt.Errorf("time and memory limits must be positive")
+	case o.Fairness != FairnessWeak && o.Fairness != FairnessNone:
+		return fmt.Errorf("fairness must be %q or %q, got %q", FairnessWeak, FairnessNone, o.Fairness)
 	case o.TimeLimit > 0 && o.Clock == nil:
 		return fmt.Errorf("a time limit needs a clock (Options.Clock)")
 	}
@@ -172,6 +191,16 @@ type Result struct {
 	// is the label of step i.
 	Schedule []model.Choice
 	Labels   []string
+	// Cycle, for a progress violation that is a lasso, is the number of
+	// steps at the end of Schedule that form the cycle: the state after
+	// the last step is the state before Schedule[len-Cycle], and the cycle
+	// can repeat forever. 0 otherwise (a progress violation with Cycle 0
+	// is an execution that ends with the obligation pending).
+	Cycle int
+	// Unchecked lists the properties this run did not check, each with
+	// why ("flush-returns: progress is not checked under symmetry
+	// reduction"), so that an ok never claims more than was explored.
+	Unchecked []string
 	// Bound says which bound made a clean run non-exhaustive.
 	Bound   string
 	Stats   Stats

@@ -1,0 +1,543 @@
+package explorer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// Progress properties (liveness).
+//
+// A progress property (model.Progress) names an obligation by the states
+// where it is pending. It fails on an execution that stays in pending
+// states forever from some point on. bfs checks it after the search, on
+// the whole state graph, which it keeps for the purpose (each edge with
+// the choice that took it, each state with its pending properties):
+//
+//   - an execution that ends (every thread done) with the obligation
+//     pending is a violation whose counterexample is that execution
+//     (Result.Cycle = 0); one that ends blocked is a deadlock, found by the
+//     search itself;
+//   - otherwise a violation is a cycle of pending states, reachable from
+//     the initial state, that a fair scheduler could follow forever. The
+//     check computes the strongly connected components of the subgraph of
+//     pending states (Tarjan's algorithm) and keeps the non-trivial ones (more
+//     than one state, or a self-loop).
+//
+// Weak fairness (Options.Fairness "weak", the default) is assumed for
+// every thread, and for every alternative a step draws with
+// Exec.ChooseFrom (an identity, such as the store buffer that commits):
+// an execution in which a thread, or such an alternative, is enabled in
+// every state from some point on but never taken is not fair and is not a
+// counterexample. For one component C this is decided exactly: a unit u
+// (a thread or a named alternative) that is enabled in every state of C
+// and taken by no edge inside C makes every cycle inside C unfair (each
+// visits only states of C, where u is enabled, and none takes u);
+// conversely, when every unit is either taken inside C or disabled in some
+// state of C, the closed walk that takes each such edge and visits each
+// such state is a fair cycle. That walk is the counterexample: a real
+// sequence of transitions (not a set of states) from the component's
+// first state found by bfs back to it, after bfs's shortest path there.
+// A step that changes nothing is a breach of the step contract, so a
+// thread is never credited with fairness by a step that did nothing: a
+// spin iteration that reads a flag is a real step.
+//
+// What is refused, and why (each is recorded in Result.Unchecked and the
+// verdict stays what the safety search found):
+//
+//   - symmetry reduction: a path through the quotient graph is not a path
+//     of the system unless the permutations are tracked along it (the
+//     soundness problem reported against TLC as tlaplus/tlaplus#59);
+//   - a search cut by a bound (max-steps, max-states, a time or memory
+//     limit, an interrupt): a cycle could leave through a state whose
+//     successors were never explored, and a state without explored
+//     successors is not a dead end (the vacuity reported as #839);
+//   - strategies other than bfs: they do not keep the state graph.
+//
+// The parameters that bound a protocol (rounds, preemptions, accesses)
+// are part of the model, not a cut of the search: a progress verdict holds
+// for every execution within those bounds, where a bounded resource (a
+// preemption budget) is exhausted on every infinite execution, and says
+// nothing about executions beyond them. Parallel workers change nothing:
+// the graph is the same for any worker count.
+
+// liveness reports whether progress properties are checked in this run,
+// and records in r why not when they exist but cannot be.
+func liveness(props model.Properties, opts Options, r *Result) bool {
+	if len(props.Progress) == 0 {
+		return false
+	}
+	why := ""
+	switch {
+	case opts.NoProgress:
+		why = "progress properties were skipped (no-progress)"
+	case opts.Symmetry:
+		why = "progress is not checked under symmetry reduction: a cycle of orbits need not be a cycle of states"
+	case opts.Strategy != BFS:
+		why = "progress is checked by bfs only, which keeps the state graph"
+	case len(props.Progress) > 8:
+		why = "progress is checked for at most 8 properties per machine"
+	}
+	if why == "" {
+		return true
+	}
+	unchecked(r, props, why)
+	return false
+}
+
+func unchecked(r *Result, props model.Properties, why string) {
+	for _, p := range props.Progress {
+		r.Unchecked = append(r.Unchecked, p.Name+": "+why)
+	}
+}
+
+// checkProgress checks every progress property on the graph of a
+// complete search, turning the result into the first property's violation
+// when one fails.
+func (b *bfsRun) checkProgress() {
+	props := b.m.Properties()
+	for k, p := range props.Progress {
+		sched, cycle, msg := b.progress(k, p.Name, b.opts.Fairness == FairnessWeak)
+		if msg == "" {
+			continue
+		}
+		b.r.Verdict = Violation
+		b.r.Violation = &model.Violation{Property: p.Name, Message: msg}
+		b.r.Schedule, b.r.Cycle = sched, cycle
+		if len(sched) > b.r.Stats.Depth {
+			b.r.Stats.Depth = len(sched)
+		}
+		return
+	}
+}
+
+// progress looks for a violation of progress property k: a reachable
+// terminal state where it is pending, else a fair cycle of pending
+// states. It returns the counterexample's schedule, the length of its
+// cycle, and the message; msg is "" when the property holds.
+func (b *bfsRun) progress(k int, name string, fair bool) (sched []model.Choice, cycle int, msg string) {
+	g := &b.g
+	n := int32(len(b.parent))
+	bit := uint8(1) << uint(k)
+	pending := func(v int32) bool { return b.pend[v]&bit != 0 }
+	for v := int32(0); v < n; v++ {
+		if pending(v) && g.start[v] == g.start[v+1] {
+			s := b.schedule(v)
+			return s, 0, fmt.Sprintf("%s never happens: the execution ends after %d steps, every thread done, with it still pending", name, len(s))
+		}
+	}
+	comps := g.sccs(n, pending)
+	best := -1
+	var bestEntry int32
+	for i, c := range comps {
+		if !g.nontrivial(c, pending) || fair && !g.fair(c) {
+			continue
+		}
+		if best < 0 || c.members[0] < bestEntry {
+			best, bestEntry = i, c.members[0]
+		}
+	}
+	if best < 0 {
+		return nil, 0, ""
+	}
+	c := comps[best]
+	stem := b.schedule(c.members[0])
+	loop := g.lasso(c, fair)
+	steppers := map[int]bool{}
+	for _, ch := range loop {
+		steppers[ch.Thread] = true
+	}
+	var names []string
+	for t := range steppers {
+		names = append(names, b.m.Threads()[t])
+	}
+	slices.Sort(names)
+	fairness := "without fairness"
+	if fair {
+		fairness = "a fair cycle: every thread that can step in every state of it steps in it"
+	}
+	msg = fmt.Sprintf("%s never happens: after step %d the next %d steps repeat forever with it pending in every state (%s; stepping in the cycle: %s)",
+		name, len(stem), len(loop), fairness, strings.Join(names, ", "))
+	return append(stem, loop...), len(loop), msg
+}
+
+// A component is a strongly connected component of the pending subgraph,
+// its members sorted by state index.
+type component struct {
+	members []int32
+}
+
+// sccs returns the strongly connected components of the subgraph induced
+// by the states where in holds, with Tarjan's algorithm made iterative.
+func (g *graph) sccs(n int32, in func(int32) bool) []component {
+	index := make([]int32, n) // 0: unvisited; else discovery order + 1
+	low := make([]int32, n)
+	onStack := make([]bool, n)
+	var stack []int32
+	type frame struct {
+		v int32
+		e int32 // next edge to look at
+	}
+	var calls []frame
+	var out []component
+	next := int32(1)
+	for root := int32(0); root < n; root++ {
+		if !in(root) || index[root] != 0 {
+			continue
+		}
+		index[root], low[root] = next, next
+		next++
+		stack = append(stack, root)
+		onStack[root] = true
+		calls = append(calls, frame{root, g.start[root]})
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			v := f.v
+			if f.e < g.start[v+1] {
+				w := g.to[f.e]
+				f.e++
+				switch {
+				case !in(w):
+				case index[w] == 0:
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					calls = append(calls, frame{w, g.start[w]})
+				case onStack[w]:
+					low[v] = min(low[v], index[w])
+				}
+				continue
+			}
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				u := calls[len(calls)-1].v
+				low[u] = min(low[u], low[v])
+			}
+			if low[v] == index[v] {
+				var c component
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					c.members = append(c.members, w)
+					if w == v {
+						break
+					}
+				}
+				slices.Sort(c.members)
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// has reports whether state w is a member of c.
+func (c component) has(w int32) bool {
+	_, ok := slices.BinarySearch(c.members, w)
+	return ok
+}
+
+// nontrivial: the component has a cycle (more than one state, or a
+// self-loop).
+func (g *graph) nontrivial(c component, in func(int32) bool) bool {
+	if len(c.members) > 1 {
+		return true
+	}
+	v := c.members[0]
+	for e := g.start[v]; e < g.start[v+1]; e++ {
+		if g.to[e] == v {
+			return true
+		}
+	}
+	return false
+}
+
+// units describes, for a component, which fairness units are enabled in
+// every one of its states and which are taken by an edge inside it.
+type units struct {
+	always, taken threadSet // threads
+	alwaysNamed   []uint16  // named alternatives offered in every state (packed, named bit cleared)
+	takenNamed    []uint16
+}
+
+func (g *graph) units(c component) units {
+	var u units
+	u.always = ^threadSet(0)
+	for i, v := range c.members {
+		var en threadSet
+		var named []uint16
+		for e := g.start[v]; e < g.start[v+1]; e++ {
+			ch, isNamed := unpackChoice(g.ch[e])
+			en |= 1 << uint(ch.Thread)
+			if isNamed {
+				named = append(named, g.ch[e])
+			}
+			if c.has(g.to[e]) {
+				u.taken |= 1 << uint(ch.Thread)
+				if isNamed && !slices.Contains(u.takenNamed, g.ch[e]) {
+					u.takenNamed = append(u.takenNamed, g.ch[e])
+				}
+			}
+		}
+		u.always &= en
+		if i == 0 {
+			u.alwaysNamed = named
+		} else {
+			u.alwaysNamed = slices.DeleteFunc(u.alwaysNamed, func(x uint16) bool { return !slices.Contains(named, x) })
+		}
+	}
+	slices.Sort(u.alwaysNamed)
+	slices.Sort(u.takenNamed)
+	return u
+}
+
+// fair reports whether some cycle inside c is weakly fair: every unit
+// enabled in all of c's states is taken inside c.
+func (g *graph) fair(c component) bool {
+	u := g.units(c)
+	if u.always&^u.taken != 0 {
+		return false
+	}
+	for _, x := range u.alwaysNamed {
+		if !slices.Contains(u.takenNamed, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// lasso returns a cycle inside c from its first member back to it: the
+// shortest one without fairness; with fairness, a closed walk that takes,
+// for each unit, an edge of it inside c or, when the unit is disabled
+// somewhere in c, visits the first state where it is.
+func (g *graph) lasso(c component, fair bool) []model.Choice {
+	entry := c.members[0]
+	if !fair {
+		return g.path(c, entry, entry, true)
+	}
+	u := g.units(c)
+	var loop []model.Choice
+	cur := entry
+	goTo := func(to int32) {
+		loop = append(loop, g.path(c, cur, to, false)...)
+		cur = to
+	}
+	takeEdge := func(match func(uint16) bool) bool {
+		for _, v := range c.members {
+			for e := g.start[v]; e < g.start[v+1]; e++ {
+				if match(g.ch[e]) && c.has(g.to[e]) {
+					goTo(v)
+					ch, _ := unpackChoice(g.ch[e])
+					loop = append(loop, ch)
+					cur = g.to[e]
+					return true
+				}
+			}
+		}
+		return false
+	}
+	visitDisabled := func(enabledAt func(int32) bool) {
+		for _, v := range c.members {
+			if !enabledAt(v) {
+				goTo(v)
+				return
+			}
+		}
+	}
+	threads := 0
+	for _, v := range c.members {
+		for e := g.start[v]; e < g.start[v+1]; e++ {
+			ch, _ := unpackChoice(g.ch[e])
+			threads = max(threads, ch.Thread+1)
+		}
+	}
+	for t := 0; t < threads; t++ {
+		if u.taken&(1<<uint(t)) != 0 && takeEdge(func(x uint16) bool { ch, _ := unpackChoice(x); return ch.Thread == t }) {
+			continue
+		}
+		visitDisabled(func(v int32) bool {
+			for e := g.start[v]; e < g.start[v+1]; e++ {
+				if ch, _ := unpackChoice(g.ch[e]); ch.Thread == t {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	var named []uint16
+	for _, v := range c.members {
+		for e := g.start[v]; e < g.start[v+1]; e++ {
+			if _, isNamed := unpackChoice(g.ch[e]); isNamed && !slices.Contains(named, g.ch[e]) {
+				named = append(named, g.ch[e])
+			}
+		}
+	}
+	slices.Sort(named)
+	for _, x := range named {
+		if slices.Contains(u.takenNamed, x) && takeEdge(func(y uint16) bool { return y == x }) {
+			continue
+		}
+		visitDisabled(func(v int32) bool {
+			for e := g.start[v]; e < g.start[v+1]; e++ {
+				if g.ch[e] == x {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	if len(loop) == 0 || cur != entry {
+		goTo(entry)
+	}
+	if len(loop) == 0 {
+		// Every unit was satisfied at the entry itself: still a cycle.
+		loop = g.path(c, entry, entry, true)
+	}
+	return loop
+}
+
+// path returns the choices of a shortest path inside c from a to b; with
+// nonEmpty and a == b, a shortest cycle through a.
+func (g *graph) path(c component, a, b int32, nonEmpty bool) []model.Choice {
+	if a == b && !nonEmpty {
+		return nil
+	}
+	type via struct {
+		from int32
+		e    int32
+	}
+	prev := map[int32]via{}
+	queue := []int32{a}
+	found := false
+	for i := 0; i < len(queue) && !found; i++ {
+		v := queue[i]
+		for e := g.start[v]; e < g.start[v+1]; e++ {
+			w := g.to[e]
+			if !c.has(w) {
+				continue
+			}
+			if _, seen := prev[w]; seen || w == a && w != b {
+				continue
+			}
+			prev[w] = via{v, e}
+			if w == b {
+				found = true
+				break
+			}
+			queue = append(queue, w)
+		}
+	}
+	if !found {
+		panic(fmt.Sprintf("explorer: no path inside a strongly connected component from state %d to %d", a, b))
+	}
+	var out []model.Choice
+	for w := b; ; {
+		p := prev[w]
+		ch, _ := unpackChoice(g.ch[p.e])
+		out = append(out, ch)
+		w = p.from
+		if w == a {
+			break
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// CheckLasso re-executes a progress counterexample of m and checks that it
+// is one: schedule runs without any other violation; with cycle = 0 it
+// ends with every thread done and property pending; otherwise its last
+// cycle steps lead from a state back to the same state, the property is
+// pending in every state of the cycle and, with weak fairness, every
+// thread and every named alternative (Exec.ChooseFrom) enabled in all of
+// the cycle's states is taken in it. It returns the execution, or an
+// error saying what does not hold.
+func CheckLasso(m model.Machine, schedule []model.Choice, cycle int, property, fairness string) (*Execution, error) {
+	props := m.Properties()
+	var pending func(model.State) bool
+	for _, p := range props.Progress {
+		if p.Name == property {
+			pending = p.Pending
+		}
+	}
+	if pending == nil {
+		return nil, fmt.Errorf("the machine has no progress property %q", property)
+	}
+	if cycle < 0 || cycle > len(schedule) {
+		return nil, fmt.Errorf("a cycle of %d steps in a schedule of %d", cycle, len(schedule))
+	}
+	ex, err := Execute(m, schedule)
+	if err != nil {
+		return nil, err
+	}
+	if ex.Violation != nil {
+		return ex, fmt.Errorf("step %d violates %s before the end of the lasso", ex.ViolationStep, ex.Violation.Property)
+	}
+	n := len(schedule)
+	if cycle == 0 {
+		if !ex.Terminal {
+			return ex, fmt.Errorf("the execution does not end after its %d steps: some thread can still step", n)
+		}
+		if !pending(ex.States[n]) {
+			return ex, fmt.Errorf("%s is not pending when the execution ends", property)
+		}
+		return ex, nil
+	}
+	loop := n - cycle
+	if string(ex.States[loop].AppendKey(nil)) != string(ex.States[n].AppendKey(nil)) {
+		return ex, fmt.Errorf("the cycle does not close: the state after step %d is not the state after step %d", n, loop)
+	}
+	for i := loop; i <= n; i++ {
+		if !pending(ex.States[i]) {
+			return ex, fmt.Errorf("%s is not pending after step %d, inside the cycle", property, i)
+		}
+	}
+	if fairness != FairnessWeak {
+		return ex, nil
+	}
+	st := newStepper(m)
+	var always, taken threadSet
+	always = ^threadSet(0)
+	var alwaysNamed, takenNamed []uint16
+	for i := loop; i < n; i++ {
+		key := ex.States[i].AppendKey(nil)
+		var en threadSet
+		var named []uint16
+		st.forEach(key, func(c model.Choice) bool {
+			en |= 1 << uint(c.Thread)
+			if _, _, isNamed := st.x.Offered(); isNamed {
+				named = append(named, packChoice(c, true))
+			}
+			return true
+		})
+		always &= en
+		if i == loop {
+			alwaysNamed = named
+		} else {
+			alwaysNamed = slices.DeleteFunc(alwaysNamed, func(x uint16) bool { return !slices.Contains(named, x) })
+		}
+		c := schedule[i]
+		taken |= 1 << uint(c.Thread)
+		st.run(key, c.Thread, c.Alt)
+		if _, _, isNamed := st.x.Offered(); isNamed {
+			takenNamed = append(takenNamed, packChoice(c, true))
+		}
+	}
+	names := m.Threads()
+	for t := range names {
+		if always&^taken&(1<<uint(t)) != 0 {
+			return ex, fmt.Errorf("the cycle is not fair: %s can step in every state of it but never does", names[t])
+		}
+	}
+	for _, x := range alwaysNamed {
+		if !slices.Contains(takenNamed, x) {
+			c, _ := unpackChoice(x)
+			return ex, fmt.Errorf("the cycle is not fair: %s's alternative %d is offered in every state of it but never taken", names[c.Thread], c.Alt)
+		}
+	}
+	return ex, nil
+}
