@@ -26,14 +26,7 @@ import (
 func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	st := newStepper(m)
 	nm := len(st.props.Metrics)
-	b := &bfsRun{
-		m: m, opts: opts, p: p, r: &Result{}, nm: nm,
-		vis:    newVisited(opts.Fingerprint),
-		parent: []int32{-1},
-		via:    []choice32{{}},
-		totals: make([]int64, nm),
-		sym:    opts.Symmetry,
-	}
+	b := &bfsRun{m: m, opts: opts, p: p, r: &Result{}, nm: nm, totals: make([]int64, nm), sym: opts.Symmetry}
 	b.live = liveness(st.props, opts, b.r)
 	if opts.Metrics && nm > 0 {
 		b.g.metrics = nm
@@ -43,6 +36,12 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	if b.graphed = b.g.metrics > 0 || b.live; b.graphed {
 		b.g.start = []int32{0}
 	}
+	// Levels are read back from the visited set when it holds each state's
+	// own encoding (exact, without symmetry); otherwise they are kept.
+	b.byIndex = !opts.Fingerprint && !opts.Symmetry
+	b.vis = newVisited(opts.Fingerprint, b.graphed)
+	b.parent.append(-1)
+	b.via.append(0)
 	init := m.Init()
 	w := newExpander(m, keyOf, opts.Symmetry)
 	w.live = b.live
@@ -56,20 +55,24 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	if v := w.st.checkState(init); v != nil {
 		return b.finish(v, 0, nil)
 	}
-	level := &arena{}
-	level.add(enc)
-	levelIdx := []int32{0}
+	level := &frontier{first: 0, n: 1}
+	if b.byIndex {
+		level.keys = b.vis.view()
+	} else {
+		level.arena = &arena{}
+		level.arena.add(enc)
+	}
 	var pool *workerPool
 	if opts.Workers > 1 {
 		pool = newWorkerPool(m, keyOf, opts.Symmetry, b.live, opts.Workers)
 	}
-	for depth := 0; level.len() > 0; depth++ {
+	for depth := 0; level.n > 0; depth++ {
 		b.r.Stats.Depth = depth
 		if depth >= opts.MaxSteps {
 			// Cut only if some state of this level could still step (a
 			// level of terminal states is the end of the search anyway; its
 			// deadlocks are checked below).
-			for i := 0; i < level.len(); i++ {
+			for i := 0; i < level.n; i++ {
 				if en, _ := w.st.enabled(level.get(i)); len(en) > 0 {
 					b.cut = true
 					b.r.Bound = fmt.Sprintf("max-steps=%d: executions longer than that were not explored", opts.MaxSteps)
@@ -80,13 +83,16 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 				break
 			}
 		}
-		b.depth, b.level, b.levelIdx = depth, level, levelIdx
-		b.next, b.nextIdx = &arena{}, nil
+		b.depth, b.level = depth, level
+		b.next = &frontier{first: int32(b.parent.len())}
+		if !b.byIndex {
+			b.next.arena = &arena{}
+		}
 		b.found = nil
 		var res *Result
 		if pool == nil {
 			var c chunk
-			for li := 0; li < level.len(); li++ {
+			for li := 0; li < level.n; li++ {
 				c.reset()
 				w.expand(level.get(li), &c)
 				if res = b.mergeState(&c, &c.states[0], li); res != nil {
@@ -108,9 +114,12 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		if b.stop != "" {
 			break
 		}
-		level, levelIdx = b.next, b.nextIdx
+		level = b.next
+		if b.byIndex {
+			level.keys = b.vis.view()
+		}
 	}
-	b.r.Stats.States = int64(len(b.parent))
+	b.r.Stats.States = int64(b.parent.len())
 	b.r.Verdict = OK
 	switch {
 	case b.stop != "":
@@ -119,7 +128,6 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		b.r.Verdict = Bounded
 	}
 	b.r.Metrics = b.metrics(b.cut || b.stop != "")
-	b.stats()
 	if b.live {
 		if b.r.Verdict == OK {
 			b.checkProgress()
@@ -127,13 +135,25 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			unchecked(b.r, st.props, "progress is not checked when the search was cut: "+b.r.Bound)
 		}
 	}
+	b.stats()
 	return b.r
 }
 
-// choice32 is a model.Choice in half the space, for the per-state array.
-type choice32 struct{ thread, alt int32 }
+// A frontier is one bfs level: the states with indices first..first+n-1,
+// read back from the visited set (keys) or kept in an arena.
+type frontier struct {
+	first int32
+	n     int
+	keys  keyView
+	arena *arena
+}
 
-func (c choice32) choice() model.Choice { return model.Choice{Thread: int(c.thread), Alt: int(c.alt)} }
+func (f *frontier) get(i int) []byte {
+	if f.arena != nil {
+		return f.arena.get(i)
+	}
+	return f.keys.key(int(f.first) + i)
+}
 
 // keyFunc appends a state's key for the visited set: its canonical key,
 // or, with symmetry reduction, the key of its orbit's representative.
@@ -167,14 +187,16 @@ func (a *arena) bytes() int64 { return int64(cap(a.data)) + int64(cap(a.end))*8 
 // bfsRun is the merging side of bfs: everything that must be decided in
 // the sequential order of the search.
 type bfsRun struct {
-	m        model.Machine
-	opts     Options
-	p        *progress
-	r        *Result
-	nm       int
-	vis      *visited
-	parent   []int32
-	via      []choice32
+	m      model.Machine
+	opts   Options
+	p      *progress
+	r      *Result
+	nm     int
+	vis    *visited
+	parent column[int32]  // per state: the index of its parent (-1 for the initial state)
+	via    column[uint16] // per state: the choice that reached it (packChoice)
+	// byIndex: levels are read back from the visited set.
+	byIndex  bool
 	terminal []bool
 	graphed  bool
 	g        graph
@@ -193,10 +215,8 @@ type bfsRun struct {
 	merged      int64 // level states merged since the last limit check
 
 	depth    int
-	level    *arena
-	levelIdx []int32
-	next     *arena
-	nextIdx  []int32
+	level    *frontier
+	next     *frontier
 	found    *model.Violation
 	foundAt  int32
 	foundVia model.Choice
@@ -204,8 +224,9 @@ type bfsRun struct {
 
 func (b *bfsRun) schedule(i int32) []model.Choice {
 	var out []model.Choice
-	for ; i > 0; i = b.parent[i] {
-		out = append(out, b.via[i].choice())
+	for ; i > 0; i = b.parent.at(int(i)) {
+		c, _ := unpackChoice(b.via.at(int(i)))
+		out = append(out, c)
 	}
 	for x, y := 0, len(out)-1; x < y; x, y = x+1, y-1 {
 		out[x], out[y] = out[y], out[x]
@@ -220,7 +241,7 @@ func (b *bfsRun) finish(v *model.Violation, at int32, extra *model.Choice) *Resu
 	if extra != nil {
 		r.Schedule = append(r.Schedule, *extra)
 	}
-	r.Stats.States = int64(len(b.parent))
+	r.Stats.States = int64(b.parent.len())
 	if len(r.Schedule) > r.Stats.Depth {
 		r.Stats.Depth = len(r.Schedule)
 	}
@@ -246,9 +267,9 @@ func (b *bfsRun) metrics(cut bool) []Metric {
 
 func (b *bfsRun) stats() {
 	s := &b.r.Stats
-	mem := b.vis.bytes() + int64(cap(b.parent))*4 + int64(cap(b.via))*8 + int64(cap(b.terminal)) + b.g.bytes() + int64(cap(b.pend))
+	mem := b.vis.bytes() + b.parent.bytes(4) + b.via.bytes(2) + int64(cap(b.terminal)) + b.g.bytes() + int64(cap(b.pend))
 	if s.States > 0 {
-		s.BytesPerState = float64(mem) / float64(s.States)
+		s.StoreBytesPerState = float64(mem) / float64(s.States)
 	}
 	if b.opts.Fingerprint {
 		fingerprintStats(s, b.vis)
@@ -266,7 +287,7 @@ func (b *bfsRun) stopped(n int) bool {
 		return false
 	}
 	b.merged = 0
-	if why, v := b.p.limit(len(b.parent)); why != "" {
+	if why, v := b.p.limit(b.parent.len()); why != "" {
 		b.stop, b.stopVerdict = why, v
 		return true
 	}
@@ -276,7 +297,10 @@ func (b *bfsRun) stopped(n int) bool {
 // mergeState folds the expansion e of level state li into the search, in
 // level order. It returns a Result when the search ends here (a deadlock).
 func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
-	idx := b.levelIdx[li]
+	if b.stop != "" {
+		return nil
+	}
+	idx := b.level.first + int32(li)
 	if e.terminal {
 		if e.deadlock != nil {
 			return b.finish(e.deadlock, idx, nil)
@@ -303,28 +327,33 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		key := c.keys[rec.koff:rec.kend]
 		slot, to, seen := b.vis.find(key, rec.h)
 		if !seen {
-			if len(b.parent) >= b.opts.MaxStates {
+			if b.parent.len() >= b.opts.MaxStates {
+				// Stop at once (the rest of the level is not merged): the
+				// cap bounds memory, and merging stays in level order, so
+				// where it stops is the same for any number of workers.
 				b.cut = true
-				b.r.Bound = fmt.Sprintf("max-states=%d: the state space is larger", b.opts.MaxStates)
-				continue
+				b.stop, b.stopVerdict = fmt.Sprintf("max-states=%d: the state space is larger", b.opts.MaxStates), Bounded
+				break
 			}
-			to = int32(len(b.parent))
+			to = int32(b.parent.len())
 			b.vis.insert(slot, key, rec.h, to)
-			b.parent = append(b.parent, idx)
-			b.via = append(b.via, choice32{int32(rec.c.Thread), int32(rec.c.Alt)})
+			b.parent.append(idx)
+			b.via.append(packChoice(rec.c, false))
 			if b.terminal != nil {
 				b.terminal = append(b.terminal, false)
 			}
 			if b.live {
 				b.pend = append(b.pend, rec.pend)
 			}
-			b.next.add(c.keys[rec.soff:rec.send])
-			b.nextIdx = append(b.nextIdx, to)
+			if b.next.arena != nil {
+				b.next.arena.add(c.keys[rec.soff:rec.send])
+			}
+			b.next.n++
 		}
 		if b.graphed {
 			b.g.add(to, counts, packChoice(rec.c, rec.named))
 		}
-		b.p.report(int64(len(b.parent)), b.r.Stats.Transitions, b.depth, b.level.len()-li+b.next.len())
+		b.p.report(int64(b.parent.len()), b.r.Stats.Transitions, b.depth, b.level.n-li+b.next.n)
 	}
 	if b.graphed {
 		b.g.close()
@@ -455,10 +484,10 @@ func newWorkerPool(m model.Machine, keyOf keyFunc, sym, live bool, n int) *worke
 
 // level expands and merges one bfs level. It returns a Result when the
 // search ended inside the level.
-func (wp *workerPool) level(level *arena, b *bfsRun) *Result {
-	size := level.len() / (wp.n * 16)
+func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
+	size := level.n / (wp.n * 16)
 	size = max(1, min(size, 256))
-	nchunks := (level.len() + size - 1) / size
+	nchunks := (level.n + size - 1) / size
 	window := len(wp.bufs)
 	jobs := make(chan int, window)
 	var stopped atomic.Bool
@@ -470,7 +499,7 @@ func (wp *workerPool) level(level *arena, b *bfsRun) *Result {
 			for j := range jobs {
 				c := wp.bufs[j%window]
 				if !stopped.Load() {
-					for li := j * size; li < min(level.len(), (j+1)*size); li++ {
+					for li := j * size; li < min(level.n, (j+1)*size); li++ {
 						w.expand(level.get(li), c)
 					}
 				}

@@ -79,7 +79,7 @@ type sleeper struct {
 func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	r := &Result{}
 	st := newStepper(m)
-	vis := newVisited(opts.Fingerprint)
+	vis := newVisited(opts.Fingerprint, true)
 	nm := len(st.props.Metrics)
 	totals := make([]int64, nm)
 	ind, por := m.(model.Independence)
@@ -244,9 +244,6 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			}
 		}
 		stack = append(stack, f)
-		if len(stack)-1 > r.Stats.Depth {
-			r.Stats.Depth = len(stack) - 1
-		}
 		return nil
 	}
 
@@ -293,6 +290,7 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			totals[k] += d
 		}
 		sched = append(sched, c)
+		r.Stats.Depth = max(r.Stats.Depth, len(sched))
 		if e.v != nil {
 			r.Stats.States = int64(vis.n)
 			return violation(e.v)
@@ -337,7 +335,7 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		r.Metrics[k] = Metric{Name: n, Transitions: totals[k]}
 	}
 	if r.Stats.States > 0 {
-		r.Stats.BytesPerState = float64(vis.bytes()+int64(cap(sleeps))*24+sleepBytes) / float64(r.Stats.States)
+		r.Stats.StoreBytesPerState = float64(vis.bytes()+int64(cap(sleeps))*24+sleepBytes) / float64(r.Stats.States)
 	}
 	if opts.Fingerprint {
 		fingerprintStats(&r.Stats, vis)

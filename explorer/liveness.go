@@ -119,7 +119,7 @@ func (b *bfsRun) checkProgress() {
 // cycle, and the message; msg is "" when the property holds.
 func (b *bfsRun) progress(k int, name string, fair bool) (sched []model.Choice, cycle int, msg string) {
 	g := &b.g
-	n := int32(len(b.parent))
+	n := int32(b.parent.len())
 	bit := uint8(1) << uint(k)
 	pending := func(v int32) bool { return b.pend[v]&bit != 0 }
 	for v := int32(0); v < n; v++ {

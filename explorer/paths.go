@@ -73,8 +73,16 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 			}
 		}
 		if top.next >= len(top.enabled) || depth >= opts.MaxSteps {
-			if top.next < len(top.enabled) && cut == "" {
-				cut = fmt.Sprintf("max-steps=%d: longer executions were not followed", opts.MaxSteps)
+			if top.next < len(top.enabled) {
+				if cut == "" {
+					cut = fmt.Sprintf("max-steps=%d: longer executions were not followed", opts.MaxSteps)
+				}
+				// A path cut at max-steps is an execution followed as far
+				// as allowed: it counts toward the bound on executions, or
+				// a spin loop would make the bound meaningless.
+				if r.Stats.Executions++; r.Stats.Executions >= int64(opts.Runs) {
+					break
+				}
 			}
 			stack = stack[:len(stack)-1]
 			if len(sched) > 0 {

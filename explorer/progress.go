@@ -14,6 +14,7 @@ type progress struct {
 	last   time.Time
 	tick   int
 	sample []metrics.Sample
+	peak   int64 // the most memory seen by memory()
 }
 
 func newProgress(o Options) *progress {
@@ -50,6 +51,11 @@ func (p *progress) report(states, transitions int64, depth int, frontier int) {
 }
 
 func (p *progress) finish(s *Stats) {
+	p.memory()
+	s.PeakMemory = p.peak
+	if s.States > 0 {
+		s.BytesPerState = float64(p.peak) / float64(s.States)
+	}
 	if p.opts.Clock == nil {
 		return
 	}
@@ -73,10 +79,8 @@ func (p *progress) limit(states int) (string, Verdict) {
 	if p.opts.TimeLimit > 0 && p.opts.Clock().Sub(p.start) >= p.opts.TimeLimit {
 		return fmt.Sprintf("time-limit=%s: the search did not finish in time", p.opts.TimeLimit), Bounded
 	}
-	if p.opts.MaxMemory > 0 {
-		if used := p.memory(); used >= p.opts.MaxMemory {
-			return fmt.Sprintf("max-memory=%d MiB: the search would need more memory (%d MiB in use at %d states)", p.opts.MaxMemory>>20, used>>20, states), Bounded
-		}
+	if used := p.memory(); p.opts.MaxMemory > 0 && used >= p.opts.MaxMemory {
+		return fmt.Sprintf("max-memory=%d MiB: the search would need more memory (%d MiB in use at %d states)", p.opts.MaxMemory>>20, used>>20, states), Bounded
 	}
 	return "", ""
 }
@@ -96,5 +100,6 @@ func (p *progress) memory() int64 {
 	if p.sample[1].Value.Kind() == metrics.KindUint64 {
 		used -= int64(p.sample[1].Value.Uint64())
 	}
+	p.peak = max(p.peak, used)
 	return used
 }

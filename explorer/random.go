@@ -163,7 +163,7 @@ func pickThreadFirst(rng *rand.Rand, en []model.Choice) model.Choice {
 func walks(m model.Machine, opts Options, p *progress, bound string, newPick func(i int) Picker) *Result {
 	r := &Result{}
 	w := newWalker(m)
-	w.seen = newVisited(false)
+	w.seen = newVisited(false, false)
 	es := newExecStats(len(w.st.props.Metrics))
 	cut := 0
 	for i := 0; i < opts.Runs; i++ {

@@ -132,6 +132,9 @@ func (o *Options) fill() error {
 	if o.Strategy == "" {
 		o.Strategy = BFS
 	}
+	if err := o.ignored(); err != nil {
+		return err
+	}
 	if o.Runs == 0 {
 		if o.Strategy == Paths {
 			o.Runs = 1_000_000
@@ -182,6 +185,44 @@ func (o *Options) fill() error {
 	return fmt.Errorf("unknown strategy %q (strategies: %s)", o.Strategy, strings.Join(Strategies, ", "))
 }
 
+// ignored refuses an option set to a non-default value that the chosen
+// strategy would ignore: a run must never look as if it did what it did
+// not.
+func (o *Options) ignored() error {
+	is := func(names ...string) bool {
+		for _, n := range names {
+			if o.Strategy == n {
+				return true
+			}
+		}
+		return false
+	}
+	walks := is(Random, RandomThreads, PCT)
+	for _, c := range []struct {
+		set     bool
+		name    string
+		applies bool
+	}{
+		{o.Seed != 0, "Seed", walks},
+		{o.Runs != 0, "Runs", walks || is(Paths)},
+		{o.MaxStates != 0, "MaxStates", is(BFS, DFS)},
+		{o.Workers > 1, "Workers", is(BFS)},
+		{o.Fingerprint, "Fingerprint", is(BFS, DFS)},
+		{o.Symmetry, "Symmetry", is(BFS, DFS)},
+		{o.NoReduction, "NoReduction", is(DFS)},
+		{o.Preemptions != 0, "Preemptions", is(DFS)},
+		{o.Depth != 0, "Depth", is(PCT)},
+		{o.Metrics, "Metrics", is(BFS)},
+		{o.NoProgress, "NoProgress", is(BFS)},
+		{o.Fairness != "", "Fairness", is(BFS)},
+	} {
+		if c.set && !c.applies {
+			return fmt.Errorf("option %s does not apply to strategy %s", c.name, o.Strategy)
+		}
+	}
+	return nil
+}
+
 // Result is the outcome of any strategy.
 type Result struct {
 	Strategy  string
@@ -217,14 +258,22 @@ type Stats struct {
 	Elapsed     time.Duration
 	// StatesPerSec is States over Elapsed (0 without a clock).
 	StatesPerSec float64
-	// BytesPerState is the memory bfs and dfs hold per stored state at the
-	// end of the run: the visited set (hash table, key arena or
-	// fingerprints), the per-state search bookkeeping (parents, choices,
-	// sleep sets) and the state graph kept for metrics, divided by States.
-	// The frontier of actual states (one bfs level, or the dfs stack) is
-	// transient and not included. It depends only on the run's counts, not
-	// on the machine's speed.
+	// PeakMemory is the most memory the process held during the search,
+	// as the Go runtime accounts it (everything it mapped and did not
+	// return to the system: an upper bound of the resident set), sampled
+	// every thousand or so states and at the end. It depends on the
+	// machine and the run, like Elapsed.
+	PeakMemory int64
+	// BytesPerState is PeakMemory over States: what a state really costs,
+	// the search's own structures, the frontier, the garbage collector's
+	// slack and the runtime included (bfs and dfs).
 	BytesPerState float64
+	// StoreBytesPerState is the share of the search's own structures at
+	// the end of the run: the visited set (hash table, key arena or
+	// fingerprints), the per-state bookkeeping (parents, choices, sleep
+	// sets) and the state graph when kept, divided by States. It depends
+	// only on the run's counts.
+	StoreBytesPerState float64
 	// FingerprintCollision is, with Options.Fingerprint, TLC's optimistic
 	// estimate of the probability that a fingerprint collision hid a
 	// state: n*(m-n)/2^64 for n distinct fingerprints and m states
