@@ -173,7 +173,7 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			f, spare = spare[n-1], spare[:n-1]
 		}
 		f.todo, f.sleep, f.next = f.todo[:0], z, 0
-		f.prev, f.pre = prev, pre
+		f.prev, f.pre, f.prevOn = prev, pre, false
 		if !seen {
 			if vis.n >= opts.MaxStates {
 				setCut(fmt.Sprintf("max-states=%d: the state space is larger", opts.MaxStates))

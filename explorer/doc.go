@@ -1,8 +1,14 @@
 // Package explorer runs a model.Machine through its executions and checks
 // its properties: every invariant at every reached state, the assertions
-// inside steps, deadlock (a thread not done and none enabled), and, on
-// strategies that follow whole executions, linearizability of the
-// operation history against the machine's Spec.
+// inside steps and the step contract, deadlock (a thread blocked and none
+// enabled), progress properties under weak fairness (bfs, see
+// liveness.go), and, on strategies that follow whole executions,
+// linearizability of the operation history against the machine's Spec.
+//
+// The enabled choices of a state are never declared: the explorer runs
+// every thread's step on a scratch copy of the state and sees whether it
+// happened, blocked or found nothing to do, and which alternatives it drew
+// (stepper, in step.go). States at rest are their canonical encodings.
 //
 // Strategies:
 //
@@ -39,11 +45,13 @@
 // bfs and dfs store visited states in an open-addressing hash table (a
 // fixed 64-bit wyhash-style hash of the key) over an arena of key bytes:
 // no allocation per state and no pointers for the garbage collector to
-// scan. With Options.Fingerprint only the 64-bit hash is stored; Stats
-// then carries TLC's two estimates of the probability that a collision
-// hid a state. With Options.Symmetry the key is the machine's
+// scan. With Options.Fingerprint only the 64-bit hash is stored (8 bytes a
+// slot); Stats then carries TLC's two estimates of the probability that a
+// collision hid a state. With Options.Symmetry the key is the machine's
 // model.Symmetric canonical key, so one state per orbit is expanded.
-// Stats.BytesPerState is the search's memory per stored state.
+// Per-state bookkeeping (parent, choice) lives in columns of fixed-size
+// chunks. Stats.BytesPerState is the peak memory of the process over the
+// states; StoreBytesPerState the search structures' own share.
 //
 // # Parallel bfs and determinism
 //
@@ -73,7 +81,7 @@
 // written) do not conflict, and the machine, through model.Independence,
 // confirms that they commute at that state. The machine's answer is what
 // covers everything footprints cannot see: enabling conditions checked in
-// Enabled, and bookkeeping kept outside the memory layer (observers,
+// a step's blocking, and bookkeeping kept outside the memory layer (observers,
 // abstract TLBs). A machine that does not implement the interface gets no
 // reduction at all, so protocol models are never reduced on the strength
 // of footprints alone.

@@ -76,7 +76,7 @@ func Execute(m model.Machine, schedule []model.Choice) (*Execution, error) {
 		st.run(key, c.Thread, c.Alt)
 		succ = st.scratch.AppendKey(succ[:0])
 		v := st.verdict(key, succ)
-		if v == nil && st.x.StepLabel() == "" {
+		if (v == nil || v.Property != model.ModelError) && st.x.StepLabel() == "" {
 			v = st.breach("the step sets no label")
 		}
 		rec := StepRecord{
@@ -89,7 +89,7 @@ func Execute(m model.Machine, schedule []model.Choice) (*Execution, error) {
 			v = &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}
 		}
 		next := model.Clone(m, st.scratch)
-		if v == nil {
+		if v == nil || v.Property != model.ModelError {
 			st.x.SetModes(false, false)
 			st.run(key, c.Thread, c.Alt)
 			if quiet = st.scratch.AppendKey(quiet[:0]); !bytes.Equal(quiet, succ) {
@@ -128,7 +128,9 @@ func Execute(m model.Machine, schedule []model.Choice) (*Execution, error) {
 func (st *stepper) replayable(key []byte, c model.Choice, i int) error {
 	if c.Thread >= 0 && c.Thread < st.n && c.Alt >= 0 {
 		st.x.SetModes(false, false)
-		if st.run(key, c.Thread, c.Alt) == model.Stepped && st.x.Contract() == "" {
+		// A step that breaks the contract is a choice too (forEach offers
+		// it), so that Execute reports the breach where it happens.
+		if st.run(key, c.Thread, c.Alt) == model.Stepped || st.x.Contract() != "" {
 			if set, took, _ := st.x.Offered(); took == c.Alt && (set != 0 || c.Alt == 0) {
 				return nil
 			}
@@ -249,7 +251,7 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 		ex, err := Execute(m, r.Schedule)
 		if err == nil && ex.Violation != nil && ex.Violation.Property == model.ModelError && r.Violation.Property != model.ModelError {
 			r.Violation, r.Schedule = ex.Violation, r.Schedule[:ex.ViolationStep]
-		} else if err != nil || ex.Violation == nil || ex.Violation.Property != r.Violation.Property {
+		} else if err != nil || ex.Violation == nil || ex.Violation.Property != r.Violation.Property || ex.ViolationStep != len(r.Schedule) {
 			again := "no violation"
 			if err != nil {
 				again = err.Error()

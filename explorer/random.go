@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 
@@ -23,14 +24,16 @@ type Walk struct {
 // walker follows single executions; it is shared by random walks and by
 // the property tests that drive a machine with rapid.
 type walker struct {
-	m    model.Machine
-	st   *stepper
-	hist model.History
-	en   []model.Choice
-	seen *visited // distinct states, when counted
-	key  []byte
-	succ []byte
-	stop <-chan struct{}
+	m      model.Machine
+	st     *stepper
+	hist   model.History
+	en     []model.Choice
+	seen   *visited // distinct states, when counted
+	key    []byte
+	succ   []byte
+	quiet  []byte
+	counts []int64
+	stop   <-chan struct{}
 }
 
 func newWalker(m model.Machine) *walker { return &walker{m: m, st: newStepper(m)} }
@@ -92,13 +95,21 @@ func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
 		st.run(w.key, c.Thread, c.Alt)
 		w.succ = st.scratch.AppendKey(w.succ[:0])
 		v := st.verdict(w.key, w.succ)
-		if v == nil && st.x.StepLabel() == "" {
+		if (v == nil || v.Property != model.ModelError) && st.x.StepLabel() == "" {
 			v = st.breach("the step sets no label")
 		}
 		if err := w.hist.Record(int64(i), st.x.Events()); err != nil && v == nil {
 			v = &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}
 		}
+		w.counts = append(w.counts[:0], st.x.Counts()...)
+		counts := w.counts
 		st.x.SetModes(false, false)
+		if v == nil || v.Property != model.ModelError {
+			st.run(w.key, c.Thread, c.Alt)
+			if w.quiet = st.scratch.AppendKey(w.quiet[:0]); !bytes.Equal(w.quiet, w.succ) {
+				v = st.breach("with labels off the step gives another successor: what a step does must not depend on Exec.Labelling or Exec.Recording")
+			}
+		}
 		w.key, w.succ = w.succ, w.key
 		w.visit(w.key)
 		res.States++
@@ -106,7 +117,7 @@ func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
 			*trans++
 		}
 		res.Schedule = append(res.Schedule, c)
-		for k, d := range st.x.Counts() {
+		for k, d := range counts {
 			res.Totals[k] += d
 		}
 		if v != nil {

@@ -1,32 +1,44 @@
 // Package model is protocheck's vocabulary: what a protocol model is made of
 // and what the explorer needs to know about it.
 //
-// A protocol is described by a Protocol (its name, variants and parameters)
-// and instantiated as a Machine: a pure, deterministic state machine over a
-// set of threads. A State is plain data that can be cloned, compared through
-// its canonical key, and shown as named variables. All nondeterminism is an
-// explicit Choice made by the explorer: which thread steps and, where the
-// protocol branches on its environment (the host preempts a vCPU, a signal
-// wakes one of several waiters), which alternative. A step is executed
-// through an Exec, which records the step's label (the real function and
-// action, "kvm_flush_tlb_others: cmpxchg preempted"), its shared-memory
-// footprint, the assertions it checked, the operations it started or
-// completed (for linearizability) and the metric events it caused.
+// A protocol is described by a Protocol (its name, variants, parameters,
+// verification matrix and performance claims) and instantiated as a
+// Machine: a pure, deterministic state machine over a set of threads. A
+// State is plain data with a canonical encoding, which is the form the
+// explorer stores it in (Decode is its inverse), and named variables for
+// traces.
+//
+// A step is one function, Machine.Step(s, t, x), and it is the one source
+// of truth about itself: through the Exec it says whether thread t can
+// take it here (Block, or a blocking primitive such as Lock), whether t
+// has nothing left to do (Done), which alternatives the environment has
+// (Choose, ChooseFrom, Signal: the host preempts the vCPU or not, a signal
+// wakes one of several waiters), and what it did: its label (the real
+// function and action, "kvm_flush_tlb_others: cmpxchg preempted"), its
+// shared-memory footprint, the assertions it checked, the operations it
+// started or completed (for linearizability) and the metric events it
+// caused. All nondeterminism is an explicit Choice made by the explorer:
+// which thread steps, and which alternative.
 //
 // Shared words are read and written through the memory layer (Mem and the
 // Exec methods Load, Store, CAS, Xchg, FetchOr, FetchAdd, Fence) rather than
 // by mutating fields, so that each step's footprint is known and a weaker
 // memory model is switched on for every protocol at once: Mem.EnableTSO and
 // WithTSO give each thread an x86-TSO store buffer whose commits are choices
-// of an extra "store buffers" thread.
-// Model-only bookkeeping (observers for properties, abstract TLB contents,
-// metrics) stays outside the layer.
+// of an extra "store buffers" thread. Model-only bookkeeping (observers
+// for properties, abstract TLB contents, metrics) stays outside the layer.
 //
-// Mutex and Cond are the blocking primitives with POSIX semantics; a model
-// keeps them in its state and reports who waits for what through Status, so
-// that a deadlock names every blocked thread.
+// Mutex and Cond are the blocking primitives with POSIX semantics, kept in
+// the state; a step that cannot proceed blocks, and its label says what it
+// waits for, so that a deadlock names every blocked thread.
 //
-// The package imports nothing of the project; protocheck's explorer, traces
-// and CLI are all written against it, and so can a user's own model (see the
-// package example).
+// Properties are invariants (checked at every state), assertions inside
+// steps, deadlock, progress (an obligation is eventually discharged, under
+// weak fairness), and linearizability of operation histories against a
+// Spec.
+//
+// The quickest model is a Def: a plain state struct (encoded by a Codec),
+// an Init and a Step. The package imports nothing of the project;
+// protocheck's explorer, traces and CLI are all written against it, and so
+// can a user's own model (see the examples of package explorer).
 package model

@@ -18,6 +18,78 @@ type Protocol struct {
 	// New builds the machine. It is only called with a known variant and
 	// parameters that Resolve accepted.
 	New func(variant string, p Params) (Machine, error)
+	// Matrix lists the configurations verification runs besides the
+	// defaults: sizes chosen so that each mechanism of the protocol happens
+	// at least twice, each with the verdict every variant is expected to
+	// have there.
+	Matrix []Config
+	// Claims are the protocol's performance claims (the seeds'), checked
+	// as expectations.
+	Claims []Claim
+}
+
+// A Config is one configuration of a verification matrix.
+type Config struct {
+	// Params are the parameters that differ from the defaults.
+	Params Params
+	// Why says what this size exercises that the default does not ("two
+	// exclusive sections, so whatever the first leaves behind meets the
+	// second").
+	Why string
+	// Variants restricts the configuration to these variants (all when
+	// empty), for sizes too large for every variant.
+	Variants []string
+	// Expect overrides a variant's expected verdict at this size (a bug
+	// that needs a larger size, a variant that is correct only here).
+	Expect map[string]string
+	// Options are explorer settings this size needs to fit in time and
+	// memory ("fingerprint", "symmetry"); verification says which it used.
+	Options []string
+}
+
+// Expected returns the verdict variant v is expected to have at c.
+func (c Config) Expected(v Variant) (string, []string) {
+	if e, ok := c.Expect[v.Name]; ok {
+		return e, nil
+	}
+	return v.Expect, v.AlsoViolates
+}
+
+// Covers reports whether c runs variant name.
+func (c Config) Covers(name string) bool {
+	if len(c.Variants) == 0 {
+		return true
+	}
+	for _, v := range c.Variants {
+		if v == name {
+			return true
+		}
+	}
+	return false
+}
+
+// A Claim is a performance claim as an expectation: two variants explored
+// exhaustively at one configuration and compared on one metric, summarised
+// exactly over every complete execution.
+type Claim struct {
+	Name string
+	// Text is the claim in the protocol's words, with its source.
+	Text   string
+	Metric string
+	A, B   string // the variants compared
+	Params Params // beyond the defaults
+	// Holds decides the claim from the two summaries and says what was
+	// found, in words ("per-lpid 2 flushes, per-cpu 10 = 2*rounds").
+	Holds func(a, b MetricSummary) (ok bool, found string)
+}
+
+// MetricSummary is a metric summarised over every complete execution of
+// one exploration: minimum, maximum and mean of its total per execution.
+type MetricSummary struct {
+	Executions     float64
+	Min, Max       int64
+	Mean           float64
+	TransitionsSum int64
 }
 
 // A Variant is one version of a protocol: a small switch in its model.
