@@ -203,11 +203,11 @@ type bfsRun struct {
 	// live: progress properties are checked after the search, on the
 	// graph; pend[i] has bit k set when progress property k is pending in
 	// state i.
-	live bool
-	pend []uint8
-	totals   []int64
-	cut      bool
-	sym      bool
+	live   bool
+	pend   []uint8
+	totals []int64
+	cut    bool
+	sym    bool
 	// stop, when set, says why the search stopped early (an interrupt, a
 	// time or memory limit), with stopVerdict.
 	stop        string
