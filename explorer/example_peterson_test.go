@@ -97,7 +97,7 @@ func Example_peterson() {
 	// Output:
 	// sc: ok: 40 states, 80 transitions, depth 8
 	// sc, no fairness: violation: 40 states, 80 transitions, depth 8; P0-enters: never discharged: steps 4 to 5 repeat forever with it pending throughout (without fairness; stepping in the cycle: P0)
-	// sc, ||: violation: 26 states, 52 transitions, depth 7; P0-enters: never discharged: steps 5 to 6 repeat forever with it pending throughout (a fair cycle: every thread that could step throughout it steps in it; stepping in the cycle: P0, P1)
+	// sc, ||: violation: 20 states, 40 transitions, depth 7; P0-enters: never discharged: steps 5 to 6 repeat forever with it pending throughout (a fair cycle: every thread that could step throughout it steps in it; stepping in the cycle: P0, P1)
 	// tso: violation: 141 states, 296 transitions, depth 8; mutual-exclusion: both threads are in the critical section
 	// tso, fence: ok: 78 states, 200 transitions, depth 10
 }
