@@ -25,6 +25,11 @@ const maxParamTries = 64
 // while keeping the violated property:
 //
 //  1. delta debugging over the schedule: drop chunks, then single steps;
+//     then over each thread's own steps: drop a block of one thread's
+//     consecutive steps wherever they are interleaved (a whole round of
+//     a thread that only got in the way, which no contiguous chunk
+//     removes: dropping any single one of its steps leaves the thread
+//     half-way, holding a lock, and loses the violation);
 //  2. fewer context switches: move a later run of the thread that stepped
 //     last up to where it was preempted, so runs of one thread get longer,
 //     accepting only changes that keep the property, do not lengthen the
@@ -76,12 +81,49 @@ type minimizer struct {
 // switches, then delta debugging again, since a reordered schedule may
 // make steps removable.
 func (mz *minimizer) schedule(m model.Machine, sched []model.Choice) []model.Choice {
-	sched = mz.ddmin(m, sched)
+	sched = mz.segments(m, mz.ddmin(m, sched))
 	reordered := mz.switches(m, sched)
 	if !slices.Equal(reordered, sched) {
-		reordered = mz.ddmin(m, reordered)
+		reordered = mz.segments(m, mz.ddmin(m, reordered))
 	}
 	return reordered
+}
+
+// segments is delta debugging over each thread's projection of the
+// schedule: for thread t with k steps, it tries to remove t's steps i..j
+// (blocks of k, k/2, ..., 1 consecutive steps of t, wherever they sit in
+// the schedule), accepting the first removal that still reproduces the
+// property, until none does.
+func (mz *minimizer) segments(m model.Machine, sched []model.Choice) []model.Choice {
+	for improved := true; improved && mz.budget > 0; {
+		improved = false
+		for t := 0; t < len(m.Threads()) && !improved && mz.budget > 0; t++ {
+			var at []int // positions of t's steps
+			for i, c := range sched {
+				if c.Thread == t {
+					at = append(at, i)
+				}
+			}
+			for size := len(at); size >= 1 && !improved; size /= 2 {
+				for start := 0; start+size <= len(at) && !improved && mz.budget > 0; start++ {
+					drop := map[int]bool{}
+					for _, i := range at[start : start+size] {
+						drop[i] = true
+					}
+					cand := make([]model.Choice, 0, len(sched)-size)
+					for i, c := range sched {
+						if !drop[i] {
+							cand = append(cand, c)
+						}
+					}
+					if got, ok := mz.run(m, cand); ok && len(got) < len(sched) {
+						sched, improved = got, true
+					}
+				}
+			}
+		}
+	}
+	return sched
 }
 
 // run executes sched leniently on m and reports whether it reproduces the

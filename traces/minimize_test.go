@@ -96,3 +96,68 @@ func equalSchedules(a, b []model.Choice) bool {
 	}
 	return true
 }
+
+// lockRoundProtocol: thread A takes three steps, the last of which locks m
+// and trips an assertion; thread B takes rounds of lock m, unlock m. In the
+// trace B, A, A, B, A no contiguous chunk can go (without B's unlock A
+// blocks; without B's lock, B's next choice locks instead), but B's whole
+// round can: Minimize must drop one thread's steps wherever they are.
+var lockRoundProtocol = &model.Protocol{
+	Name:     "lockround",
+	Variants: []model.Variant{{Name: "v", Expect: "bug"}},
+	New: func(string, model.Params) (model.Machine, error) {
+		type st struct {
+			M    model.Mutex
+			A, B uint8
+		}
+		return model.MustNew(model.Def[st]{
+			Threads: []string{"A", "B"},
+			Init:    func(*st) {},
+			Step: func(s *st, t int, x *model.Exec) {
+				switch {
+				case t == 0 && s.A < 2:
+					x.Touch("a", true)
+					x.Labelf("a%d", s.A)
+					s.A++
+				case t == 0 && s.A == 2:
+					if !x.Lock(&s.M, "m") {
+						return
+					}
+					x.Label("lock m")
+					x.Fail("bug", "A got the lock")
+					s.A++
+				case t == 1 && s.B < 4 && s.B%2 == 0:
+					if !x.Lock(&s.M, "m") {
+						return
+					}
+					x.Label("lock m")
+					s.B++
+				case t == 1 && s.B < 4:
+					x.Unlock(&s.M, "m")
+					x.Label("unlock m")
+					s.B++
+				default:
+					x.Done()
+				}
+			},
+		}), nil
+	},
+}
+
+func TestMinimizeDropsOneThreadsRound(t *testing.T) {
+	b, a := model.Choice{Thread: 1}, model.Choice{Thread: 0}
+	tr, err := Record(lockRoundProtocol, "v", nil, []model.Choice{b, a, a, b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Violation == nil || len(tr.Schedule) != 5 {
+		t.Fatalf("the padded trace: %v, %d steps", tr.Violation, len(tr.Schedule))
+	}
+	small, err := Minimize(lockRoundProtocol, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []model.Choice{a, a, a}; !equalSchedules(small.Schedule, want) {
+		t.Errorf("minimized schedule = %v, want %v (bfs's length)", small.Schedule, want)
+	}
+}
