@@ -89,11 +89,12 @@ func (mz *minimizer) schedule(m model.Machine, sched []model.Choice) []model.Cho
 	return reordered
 }
 
-// segments is delta debugging over each thread's projection of the
-// schedule: for thread t with k steps, it tries to remove t's steps i..j
-// (blocks of k, k/2, ..., 1 consecutive steps of t, wherever they sit in
-// the schedule), accepting the first removal that still reproduces the
-// property, until none does.
+// segments shortens the schedule thread by thread: for thread t with k
+// steps, it tries to remove t's steps i..j (every block of consecutive
+// steps of t, the longest first, wherever they sit in the schedule; a
+// round of a thread has its own length, which halving would skip),
+// accepting the first removal that still reproduces the property, until
+// none does.
 func (mz *minimizer) segments(m model.Machine, sched []model.Choice) []model.Choice {
 	for improved := true; improved && mz.budget > 0; {
 		improved = false
@@ -104,7 +105,7 @@ func (mz *minimizer) segments(m model.Machine, sched []model.Choice) []model.Cho
 					at = append(at, i)
 				}
 			}
-			for size := len(at); size >= 1 && !improved; size /= 2 {
+			for size := len(at); size >= 1 && !improved; size-- {
 				for start := 0; start+size <= len(at) && !improved && mz.budget > 0; start++ {
 					drop := map[int]bool{}
 					for _, i := range at[start : start+size] {
