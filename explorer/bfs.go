@@ -392,6 +392,7 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		return nil
 	}
 	nm := b.nm
+	b.vis.touch(c.succs[e.first:e.end])
 	for k := e.first; k < e.end; k++ {
 		rec := &c.succs[k]
 		b.r.Stats.Transitions++

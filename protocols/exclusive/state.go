@@ -94,6 +94,17 @@ type state struct {
 // Slots beyond those are zero in every state or never read (a popped
 // stack slot), so two states with the same encoding are the same state.
 
+// CopyFrom makes s a copy of src (model.Copier): the explorer decodes a
+// state once per expansion and copies it for each step it tries. Every
+// field is plain data but the memory, whose buffers s keeps.
+func (s *state) CopyFrom(src model.State) {
+	o := src.(*state)
+	mem := s.mem
+	*s = *o
+	s.mem = mem
+	s.mem.CopyFrom(o.mem)
+}
+
 // CPU flags in the encoding.
 const (
 	fHasWaiter = 1 << iota
