@@ -176,7 +176,9 @@ func (m *machine) loadable(s *state) uint64 {
 }
 
 // idle is the step of an idle CPU with no vCPU to load: it is done once
-// the load budget is spent and for good, and otherwise waits.
+// the load budget is spent, and otherwise waits. It is only reached when
+// loadable is empty, so a CPU on which a preempted load could resume
+// (preempt-window, after the last load) is never called done: it steps.
 func (m *machine) idle(s *state, x *model.Exec) {
 	if s.loadsLeft == 0 {
 		x.Done()

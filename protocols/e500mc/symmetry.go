@@ -41,6 +41,8 @@ import (
 // states get the same key iff one is a permutation of the other. In
 // scenario 1 there is one CPU, and the group is trivial.
 
+var _ model.Symmetric = (*machine)(nil)
+
 // cpuPerms[n] lists the permutations of 0..n-1, identity first.
 var cpuPerms = func() [maxCPUs + 1][][maxCPUs]int8 {
 	var out [maxCPUs + 1][][maxCPUs]int8
