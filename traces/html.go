@@ -291,16 +291,9 @@ func linearizabilityView(r *Replayed) *htmlLin {
 	if spec == nil {
 		return &htmlLin{Note: "The model has no sequential specification, so there is no history to show."}
 	}
-	// Step is pure, so re-stepping (a copy of) each recorded state with
-	// its choice gives the same events as the original run did.
-	x := model.NewExec(len(props.Metrics))
-	x.SetThreadNames(m.Threads())
-	x.SetModes(false, true)
 	var hist model.History
 	for i, s := range ex.Steps {
-		x.Reset(s.Choice.Thread, s.Choice.Alt)
-		m.Step(model.Clone(m, ex.States[i]), s.Choice.Thread, x)
-		if err := hist.Record(int64(i), x.Events()); err != nil {
+		if err := hist.Record(int64(i), s.Events); err != nil {
 			return &htmlLin{Note: fmt.Sprintf("The history is malformed at step %d (%v); porcupine cannot show it.", i+1, err)}
 		}
 	}
