@@ -442,7 +442,7 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 // successor records, their keys and encodings in one buffer and their
 // metric deltas in another, so that expanding allocates nothing.
 type chunk struct {
-	start  int // level index of states[0]
+	start  int   // level index of states[0]
 	in     arena // the states to expand (copied from the level by the issuer)
 	states []expansion
 	succs  []succRec

@@ -33,13 +33,13 @@ const Version = 2
 
 // A Trace is a counterexample (or any execution) as data.
 type Trace struct {
-	Format    string           `json:"format"`
-	Version   int              `json:"version"`
-	Protocol  string           `json:"protocol"`
-	Variant   string           `json:"variant"`
-	Params    model.Params     `json:"params"`   // all of them, defaults included
-	Schedule  []model.Choice   `json:"schedule"` // the choices: all replay needs
-	Steps     []Step           `json:"steps"`    // one per choice, checked on replay
+	Format   string         `json:"format"`
+	Version  int            `json:"version"`
+	Protocol string         `json:"protocol"`
+	Variant  string         `json:"variant"`
+	Params   model.Params   `json:"params"`   // all of them, defaults included
+	Schedule []model.Choice `json:"schedule"` // the choices: all replay needs
+	Steps    []Step         `json:"steps"`    // one per choice, checked on replay
 	// Cycle, for a progress violation that is a lasso, is the number of
 	// steps at the end of the schedule that repeat forever (version 2).
 	Cycle int `json:"cycle,omitempty"`
