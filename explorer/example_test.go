@@ -7,84 +7,67 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// counter models two threads incrementing a shared counter, either with a
-// plain load and store (racy) or with one atomic fetch-add.
-type counter struct{ atomic bool }
-
+// counterState is the state of the counter model: plain data, from which
+// model.Def derives its encoding and its variables.
 type counterState struct {
-	mem model.Mem
-	pc  [2]uint8  // 0: load (or fetch-add), 1: store, 2: done
-	reg [2]uint64 // the value each thread loaded
+	Mem model.Mem
+	PC  [2]uint8  // 0: load (or fetch-add), 1: store, 2: done
+	Reg [2]uint64 // the value each thread loaded
 }
 
 const word model.Addr = 0
 
-func (s *counterState) Clone() model.State {
-	c := *s
-	c.mem = s.mem.Clone()
-	return &c
-}
-func (s *counterState) AppendKey(b []byte) []byte {
-	return append(s.mem.AppendKey(b), s.pc[0], s.pc[1], byte(s.reg[0]), byte(s.reg[1]))
-}
-func (s *counterState) Vars() []model.Var {
-	return append(s.mem.Vars(), model.Var{Name: "pc", Value: fmt.Sprint(s.pc)})
-}
-
-func (c counter) Threads() []string { return []string{"A", "B"} }
-func (c counter) Init() model.State { return &counterState{mem: model.NewMem("count")} }
-func (c counter) Metrics() []string { return nil }
-func (c counter) Spec() *model.Spec { return nil }
-func (c counter) Status(s model.State, t int) model.Status {
-	return model.Status{Done: s.(*counterState).pc[t] == 2}
-}
-func (c counter) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	for t, pc := range s.(*counterState).pc {
-		if pc < 2 {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-func (c counter) Step(s model.State, ch model.Choice, x *model.Exec) model.State {
-	n := s.Clone().(*counterState)
-	t := ch.Thread
-	switch {
-	case c.atomic:
-		x.FetchAdd(n.mem, word, 1)
-		x.Label("counter_inc: fetch-add")
-		n.pc[t] = 2
-	case n.pc[t] == 0:
-		n.reg[t] = x.Load(n.mem, word)
-		x.Labelf("counter_inc: load %d", n.reg[t])
-		n.pc[t] = 1
-	default:
-		x.Store(n.mem, word, n.reg[t]+1)
-		x.Labelf("counter_inc: store %d", n.reg[t]+1)
-		n.pc[t] = 2
-	}
-	return n
-}
-func (c counter) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: "no-lost-update", Check: func(s model.State) string {
-		cs := s.(*counterState)
-		if cs.pc == [2]uint8{2, 2} && cs.mem.Peek(word) != 2 {
-			return fmt.Sprintf("both increments done but count=%d", cs.mem.Peek(word))
-		}
-		return ""
-	}}}
+// counter models two threads incrementing a shared counter, either with a
+// plain load and store (racy) or with one atomic fetch-add. Each step says
+// what it does through x: its shared accesses, its label, or that the
+// thread is done.
+func counter(atomic bool) model.Machine {
+	return model.MustNew(model.Def[counterState]{
+		Threads: []string{"A", "B"},
+		Init:    func(s *counterState) { s.Mem = model.NewMem("count") },
+		Step: func(s *counterState, t int, x *model.Exec) {
+			switch {
+			case s.PC[t] == 2:
+				x.Done()
+			case atomic:
+				x.FetchAdd(s.Mem, word, 1)
+				x.Label("counter_inc: fetch-add")
+				s.PC[t] = 2
+			case s.PC[t] == 0:
+				s.Reg[t] = x.Load(s.Mem, word)
+				// Labels are computed only when someone reads them.
+				if x.Labelling() {
+					x.Labelf("counter_inc: load %d", s.Reg[t])
+				}
+				s.PC[t] = 1
+			default:
+				x.Store(s.Mem, word, s.Reg[t]+1)
+				if x.Labelling() {
+					x.Labelf("counter_inc: store %d", s.Reg[t]+1)
+				}
+				s.PC[t] = 2
+			}
+		},
+		Invariants: []model.InvariantOf[counterState]{{Name: "no-lost-update", Check: func(s *counterState) string {
+			if s.PC == [2]uint8{2, 2} && s.Mem.Peek(word) != 2 {
+				return fmt.Sprintf("both increments done but count=%d", s.Mem.Peek(word))
+			}
+			return ""
+		}}},
+	})
 }
 
 // A user's own model, checked exhaustively from go test.
 func Example() {
 	for _, atomic := range []bool{false, true} {
-		r, err := explorer.Explore(counter{atomic: atomic}, explorer.Options{Strategy: explorer.BFS})
+		m := counter(atomic)
+		r, err := explorer.Explore(m, explorer.Options{Strategy: explorer.BFS})
 		if err != nil {
 			panic(err)
 		}
 		fmt.Printf("atomic=%v: %s\n", atomic, r)
 		for i, c := range r.Schedule {
-			fmt.Printf("  %d. %s %s\n", i+1, counter{}.Threads()[c.Thread], r.Labels[i])
+			fmt.Printf("  %d. %s %s\n", i+1, m.Threads()[c.Thread], r.Labels[i])
 		}
 	}
 	// Output:

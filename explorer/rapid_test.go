@@ -2,11 +2,13 @@ package explorer_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/model/modeltest"
 	"pgregory.net/rapid"
 )
 
@@ -32,97 +34,70 @@ type instr struct {
 func (i instr) String() string { return fmt.Sprintf("%c%d:%d/%d", i.op, i.addr, i.v, i.w) }
 
 type progState struct {
-	mem model.Mem
-	pc  []uint8
-	reg []uint64
+	Mem model.Mem
+	PC  []uint8
+	Reg []uint64
 }
 
-func (s *progState) Clone() model.State {
-	return &progState{mem: s.mem.Clone(), pc: append([]uint8(nil), s.pc...), reg: append([]uint64(nil), s.reg...)}
-}
-func (s *progState) AppendKey(b []byte) []byte {
-	b = s.mem.AppendKey(b)
-	for i := range s.pc {
-		b = append(b, s.pc[i], byte(s.reg[i]))
-	}
-	return b
-}
-func (s *progState) Vars() []model.Var { return s.mem.Vars() }
-
-func (p *prog) Threads() []string {
-	out := make([]string, len(p.threads))
-	for i := range out {
-		out[i] = fmt.Sprint("T", i)
-	}
-	return out
-}
-func (p *prog) Init() model.State {
-	names := make([]string, p.words)
+// machine is p as a model: an await blocks until its word holds the
+// value it waits for.
+func (p *prog) machine() model.Machine {
+	names := make([]string, len(p.threads))
 	for i := range names {
-		names[i] = fmt.Sprint("w", i)
+		names[i] = fmt.Sprint("T", i)
 	}
-	return &progState{mem: model.NewMem(names...), pc: make([]uint8, len(p.threads)), reg: make([]uint64, len(p.threads))}
-}
-func (p *prog) Metrics() []string { return []string{"stores"} }
-func (p *prog) Spec() *model.Spec { return nil }
-func (p *prog) Status(s model.State, t int) model.Status {
-	ps := s.(*progState)
-	if int(ps.pc[t]) == len(p.threads[t]) {
-		return model.Status{Done: true}
+	words := make([]string, p.words)
+	for i := range words {
+		words[i] = fmt.Sprint("w", i)
 	}
-	return model.Status{WaitsFor: "await"}
+	return model.MustNew(model.Def[progState]{
+		Threads: names,
+		Init: func(s *progState) {
+			s.Mem = model.NewMem(words...)
+			s.PC = make([]uint8, len(p.threads))
+			s.Reg = make([]uint64, len(p.threads))
+		},
+		Step: func(s *progState, t int, x *model.Exec) {
+			if int(s.PC[t]) == len(p.threads[t]) {
+				x.Done()
+				return
+			}
+			in := p.threads[t][s.PC[t]]
+			switch in.op {
+			case 'l':
+				s.Reg[t] = x.Load(s.Mem, in.addr)
+			case 's':
+				x.Store(s.Mem, in.addr, in.v)
+				x.Count(0, 1)
+			case 'S':
+				x.Store(s.Mem, in.addr, s.Reg[t]+1)
+				x.Count(0, 1)
+			case 'c':
+				s.Reg[t] = x.CAS(s.Mem, in.addr, in.v, in.w)
+			case 'a':
+				s.Reg[t] = x.FetchAdd(s.Mem, in.addr, in.v)
+			case 'w':
+				if x.Load(s.Mem, in.addr) != in.v {
+					x.Block()
+					x.Label("await")
+					return
+				}
+			}
+			x.Label(in.String())
+			s.PC[t]++
+		},
+		Invariants: []model.InvariantOf[progState]{{Name: "forbidden", Check: func(s *progState) string {
+			if s.Mem.Peek(model.Addr(p.badWord)) == p.badVal {
+				return "forbidden value"
+			}
+			return ""
+		}}},
+		Metrics: []string{"stores"},
+		Vars:    func(s *progState) []model.Var { return s.Mem.Vars() },
+		// Independent: every interaction goes through the memory layer.
+		Independent: func(*progState, model.Choice, model.Choice) bool { return true },
+	})
 }
-func (p *prog) enabled(ps *progState, t int) bool {
-	if int(ps.pc[t]) == len(p.threads[t]) {
-		return false
-	}
-	in := p.threads[t][ps.pc[t]]
-	return in.op != 'w' || ps.mem.Peek(in.addr) == in.v
-}
-func (p *prog) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	ps := s.(*progState)
-	for t := range p.threads {
-		if p.enabled(ps, t) {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-func (p *prog) Step(s model.State, c model.Choice, x *model.Exec) model.State {
-	n := s.Clone().(*progState)
-	t := c.Thread
-	in := p.threads[t][n.pc[t]]
-	switch in.op {
-	case 'l':
-		n.reg[t] = x.Load(n.mem, in.addr)
-	case 's':
-		x.Store(n.mem, in.addr, in.v)
-		x.Count(0, 1)
-	case 'S':
-		x.Store(n.mem, in.addr, n.reg[t]+1)
-		x.Count(0, 1)
-	case 'c':
-		n.reg[t] = x.CAS(n.mem, in.addr, in.v, in.w)
-	case 'a':
-		n.reg[t] = x.FetchAdd(n.mem, in.addr, in.v)
-	case 'w':
-		x.Load(n.mem, in.addr)
-	}
-	x.Label(in.String())
-	n.pc[t]++
-	return n
-}
-func (p *prog) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: "forbidden", Check: func(s model.State) string {
-		if s.(*progState).mem.Peek(model.Addr(p.badWord)) == p.badVal {
-			return "forbidden value"
-		}
-		return ""
-	}}}
-}
-
-// Independent: every interaction goes through the memory layer.
-func (p *prog) Independent(model.State, model.Choice, model.Choice) bool { return true }
 
 func drawProg(t *rapid.T) *prog {
 	p := &prog{words: rapid.IntRange(1, 3).Draw(t, "words")}
@@ -145,14 +120,21 @@ func drawProg(t *rapid.T) *prog {
 	return p
 }
 
-// naive enumerates the reachable states recursively with a map: the
+// naive enumerates the reachable states recursively with a map, running
+// the steps through modeltest.Successors rather than the explorer: the
 // verdict ("ok", or the first violated property it meets), every property
 // violated somewhere in the space, and the state count.
 func naive(m model.Machine) (string, map[string]bool, int) {
 	seen := map[string]bool{}
 	violated := map[string]bool{}
 	verdict := "ok"
-	invs := m.Invariants()
+	violate := func(property string) {
+		violated[property] = true
+		if verdict == "ok" {
+			verdict = property
+		}
+	}
+	invs := m.Properties().Invariants
 	var visit func(s model.State)
 	visit = func(s model.State) {
 		k := string(s.AppendKey(nil))
@@ -162,25 +144,22 @@ func naive(m model.Machine) (string, map[string]bool, int) {
 		seen[k] = true
 		for _, inv := range invs {
 			if inv.Check(s) != "" {
-				violated[inv.Name] = true
-				if verdict == "ok" {
-					verdict = inv.Name
-				}
+				violate(inv.Name)
 			}
 		}
-		en := m.Enabled(s, nil)
-		if len(en) == 0 {
-			for t := range m.Threads() {
-				if !m.Status(s, t).Done {
-					violated[model.Deadlock] = true
-					if verdict == "ok" {
-						verdict = model.Deadlock
-					}
-				}
-			}
+		succs, _, blocked := modeltest.Successors(m, s)
+		if len(succs) == 0 && slices.Contains(blocked, true) {
+			violate(model.Deadlock)
 		}
-		for _, c := range en {
-			visit(m.Step(s, c, model.NewExec(len(m.Metrics()))))
+		for _, n := range succs {
+			switch {
+			case n.Breach != "":
+				violate(model.ModelError)
+			case n.Violation != nil:
+				violate(n.Violation.Property)
+			default:
+				visit(n.State)
+			}
 		}
 	}
 	visit(m.Init())
@@ -204,10 +183,11 @@ func TestExplorerAgreesWithNaiveEnumeration(t *testing.T) {
 	var pruned, total int64
 	rapid.Check(t, func(rt *rapid.T) {
 		p := drawProg(rt)
-		verdict, violated, states := naive(p)
+		m := p.machine()
+		verdict, violated, states := naive(m)
 		var bfsTrans int64
 		for _, o := range configs {
-			r, err := explorer.Explore(p, o)
+			r, err := explorer.Explore(m, o)
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -243,8 +223,8 @@ func TestSleepSetsKeepDeadlocks(t *testing.T) {
 		{{op: 'c', addr: 0, v: 0, w: 2}, {op: 'c', addr: 0, v: 2, w: 1}},
 		{{op: 's', addr: 0, v: 3}},
 	}}
-	want, _, _ := naive(p)
-	r, err := explorer.Explore(p, explorer.Options{Strategy: explorer.DFS})
+	want, _, _ := naive(p.machine())
+	r, err := explorer.Explore(p.machine(), explorer.Options{Strategy: explorer.DFS})
 	if err != nil {
 		t.Fatal(err)
 	}

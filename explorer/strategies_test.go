@@ -11,117 +11,83 @@ import (
 
 // symRace is n interchangeable threads that each increment a shared
 // counter, atomically (fetch-add) or racily (load, then store), and then
-// set a per-thread flag word. CanonicalKey sorts the threads' local
+// set a per-thread flag word. The canonical key sorts the threads' local
 // states together with their flag words, so states that differ by a
 // permutation of threads share a key.
-type symRace struct {
-	n      int
-	atomic bool
+func symRace(n int, atomic bool) model.Machine {
+	last := uint8(3)
+	if atomic {
+		last = 2
+	}
+	names := make([]string, n)
+	words := []string{"count"}
+	for t := range names {
+		names[t] = fmt.Sprint("T", t)
+		words = append(words, fmt.Sprintf("flag%d", t))
+	}
+	return model.MustNew(model.Def[symState]{
+		Threads: names,
+		Init: func(s *symState) {
+			s.Mem = model.NewMem(words...)
+			s.PC = make([]uint8, n)
+			s.Reg = make([]uint64, n)
+		},
+		Step: func(s *symState, t int, x *model.Exec) {
+			switch pc := s.PC[t]; {
+			case pc == last:
+				x.Done()
+				return
+			case pc == last-1:
+				x.Store(s.Mem, model.Addr(1+t), 1)
+				x.Label("flag")
+			case atomic:
+				x.FetchAdd(s.Mem, 0, 1)
+				x.Label("fetch-add")
+			case pc == 0:
+				s.Reg[t] = x.Load(s.Mem, 0)
+				x.Label("load")
+			default:
+				x.Store(s.Mem, 0, s.Reg[t]+1)
+				x.Label("store")
+			}
+			s.PC[t]++
+		},
+		Invariants: []model.InvariantOf[symState]{{Name: "no-lost-update", Check: func(s *symState) string {
+			for t := range s.PC {
+				if s.Mem.Peek(model.Addr(1+t)) == 0 {
+					return ""
+				}
+			}
+			if got := s.Mem.Peek(0); got != uint64(n) {
+				return fmt.Sprintf("count=%d after %d increments", got, n)
+			}
+			return ""
+		}}},
+		Vars: func(s *symState) []model.Var { return s.Mem.Vars() },
+		Canonical: func(s *symState, b []byte) []byte {
+			locals := make([][3]byte, n)
+			for t := range locals {
+				locals[t] = [3]byte{s.PC[t], byte(s.Reg[t]), byte(s.Mem.Peek(model.Addr(1 + t)))}
+			}
+			slices.SortFunc(locals, func(a, b [3]byte) int { return slices.Compare(a[:], b[:]) })
+			b = append(b, byte(s.Mem.Peek(0)))
+			for _, l := range locals {
+				b = append(b, l[:]...)
+			}
+			return b
+		},
+	})
 }
 
 type symState struct {
-	mem model.Mem // word 0: counter; word 1+t: thread t's flag
-	pc  []uint8
-	reg []uint64
-}
-
-func (s *symState) Clone() model.State {
-	return &symState{mem: s.mem.Clone(), pc: slices.Clone(s.pc), reg: slices.Clone(s.reg)}
-}
-func (s *symState) AppendKey(b []byte) []byte {
-	b = s.mem.AppendKey(b)
-	for t := range s.pc {
-		b = append(b, s.pc[t], byte(s.reg[t]))
-	}
-	return b
-}
-func (s *symState) Vars() []model.Var { return s.mem.Vars() }
-
-func (r symRace) CanonicalKey(st model.State, b []byte) []byte {
-	s := st.(*symState)
-	locals := make([][3]byte, r.n)
-	for t := range locals {
-		locals[t] = [3]byte{s.pc[t], byte(s.reg[t]), byte(s.mem.Peek(model.Addr(1 + t)))}
-	}
-	slices.SortFunc(locals, func(a, b [3]byte) int { return slices.Compare(a[:], b[:]) })
-	b = append(b, byte(s.mem.Peek(0)))
-	for _, l := range locals {
-		b = append(b, l[:]...)
-	}
-	return b
-}
-
-func (r symRace) Threads() []string {
-	out := make([]string, r.n)
-	for i := range out {
-		out[i] = fmt.Sprint("T", i)
-	}
-	return out
-}
-func (r symRace) Init() model.State {
-	names := []string{"count"}
-	for t := 0; t < r.n; t++ {
-		names = append(names, fmt.Sprintf("flag%d", t))
-	}
-	return &symState{mem: model.NewMem(names...), pc: make([]uint8, r.n), reg: make([]uint64, r.n)}
-}
-func (r symRace) Metrics() []string { return nil }
-func (r symRace) Spec() *model.Spec { return nil }
-func (r symRace) last() uint8 {
-	if r.atomic {
-		return 2
-	}
-	return 3
-}
-func (r symRace) Status(s model.State, t int) model.Status {
-	return model.Status{Done: s.(*symState).pc[t] == r.last()}
-}
-func (r symRace) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	for t, pc := range s.(*symState).pc {
-		if pc < r.last() {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-func (r symRace) Step(s model.State, c model.Choice, x *model.Exec) model.State {
-	n := s.Clone().(*symState)
-	t := c.Thread
-	switch pc := n.pc[t]; {
-	case pc == r.last()-1:
-		x.Store(n.mem, model.Addr(1+t), 1)
-		x.Label("flag")
-	case r.atomic:
-		x.FetchAdd(n.mem, 0, 1)
-		x.Label("fetch-add")
-	case pc == 0:
-		n.reg[t] = x.Load(n.mem, 0)
-		x.Label("load")
-	default:
-		x.Store(n.mem, 0, n.reg[t]+1)
-		x.Label("store")
-	}
-	n.pc[t]++
-	return n
-}
-func (r symRace) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: "no-lost-update", Check: func(st model.State) string {
-		s := st.(*symState)
-		for t := range s.pc {
-			if s.mem.Peek(model.Addr(1+t)) == 0 {
-				return ""
-			}
-		}
-		if got := s.mem.Peek(0); got != uint64(r.n) {
-			return fmt.Sprintf("count=%d after %d increments", got, r.n)
-		}
-		return ""
-	}}}
+	Mem model.Mem // word 0: counter; word 1+t: thread t's flag
+	PC  []uint8
+	Reg []uint64
 }
 
 func TestSymmetryReducesStatesAndKeepsVerdicts(t *testing.T) {
 	for _, atomic := range []bool{true, false} {
-		m := symRace{n: 4, atomic: atomic}
+		m := symRace(4, atomic)
 		for _, strategy := range []string{explorer.BFS, explorer.DFS} {
 			full, err := explorer.Explore(m, explorer.Options{Strategy: strategy})
 			if err != nil {
@@ -185,58 +151,34 @@ func TestPCTIsReproducibleAndFindsTheRace(t *testing.T) {
 // many is a thread with many alternatives next to a thread with one step:
 // the uniform-over-choices picker rarely runs the single thread first, the
 // thread-first picker half of the time.
-type many struct{}
-type manyState struct{ done [2]bool }
-
-func (s *manyState) Clone() model.State { c := *s; return &c }
-func (s *manyState) AppendKey(b []byte) []byte {
-	k := byte(0)
-	for t, d := range s.done {
-		if d {
-			k |= 1 << t
+var many = model.MustNew(model.Def[manyState]{
+	Threads: []string{"user", "kernel"},
+	Init:    func(*manyState) {},
+	Step: func(s *manyState, t int, x *model.Exec) {
+		if s.Done[t] {
+			x.Done()
+			return
 		}
-	}
-	return append(b, k)
-}
-func (s *manyState) Vars() []model.Var { return nil }
-func (many) Threads() []string         { return []string{"user", "kernel"} }
-func (many) Init() model.State         { return &manyState{} }
-func (many) Metrics() []string         { return nil }
-func (many) Spec() *model.Spec         { return nil }
-func (many) Status(s model.State, t int) model.Status {
-	return model.Status{Done: s.(*manyState).done[t]}
-}
-func (many) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: "kernel-last", Check: func(s model.State) string {
-		ms := s.(*manyState)
-		if ms.done[1] && !ms.done[0] {
+		if t == 0 {
+			x.Choose(50)
+		}
+		s.Done[t] = true
+		x.Label("step")
+	},
+	Invariants: []model.InvariantOf[manyState]{{Name: "kernel-last", Check: func(s *manyState) string {
+		if s.Done[1] && !s.Done[0] {
 			return "the kernel thread ran first"
 		}
 		return ""
-	}}}
-}
-func (many) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	ms := s.(*manyState)
-	if !ms.done[0] {
-		for a := 0; a < 50; a++ {
-			buf = append(buf, model.Choice{Thread: 0, Alt: a})
-		}
-	}
-	if !ms.done[1] {
-		buf = append(buf, model.Choice{Thread: 1})
-	}
-	return buf
-}
-func (many) Step(s model.State, c model.Choice, x *model.Exec) model.State {
-	n := s.Clone().(*manyState)
-	n.done[c.Thread] = true
-	x.Label("step")
-	return n
-}
+	}}},
+	Vars: func(*manyState) []model.Var { return nil },
+})
+
+type manyState struct{ Done [2]bool }
 
 func TestRandomThreadsPicksThreadsUniformly(t *testing.T) {
-	plain, _ := explorer.Explore(many{}, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: 10})
-	threads, _ := explorer.Explore(many{}, explorer.Options{Strategy: explorer.RandomThreads, Seed: 1, Runs: 10})
+	plain, _ := explorer.Explore(many, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: 10})
+	threads, _ := explorer.Explore(many, explorer.Options{Strategy: explorer.RandomThreads, Seed: 1, Runs: 10})
 	if threads.Verdict != explorer.Violation || threads.Stats.Executions > 4 {
 		t.Errorf("random-threads: %s after %d walks, want the kernel-first order within a few walks", threads, threads.Stats.Executions)
 	}

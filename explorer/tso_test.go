@@ -16,76 +16,58 @@ import (
 // r0 = r1 = 0, which sequential consistency never reaches and x86-TSO
 // does. Threads share nothing outside the memory layer, so every pair of
 // steps of different threads is left to footprints (model.Independence).
-type sbLitmus struct{ fence bool }
+func sbLitmus(fence bool) model.Machine {
+	last := uint8(2)
+	if fence {
+		last = 3
+	}
+	return model.MustNew(model.Def[sbState]{
+		Threads: []string{"P0", "P1"},
+		Init:    func(s *sbState) { s.Mem = model.NewMem("x", "y") },
+		Step: func(s *sbState, t int, x *model.Exec) {
+			mine, other := model.Addr(t), model.Addr(1-t)
+			pc := s.PC[t]
+			if pc == last {
+				x.Done()
+				return
+			}
+			s.PC[t]++
+			switch {
+			case pc == 0:
+				x.Store(s.Mem, mine, 1)
+				x.Labelf("%s = 1", s.Mem.Name(mine))
+			case pc == 1 && fence:
+				x.Fence() // no memory given: WithTSO drains at the end of the step
+				x.Label("mfence")
+			default:
+				s.Regs[t] = x.Load(s.Mem, other)
+				x.Labelf("r%d = %s (%d)", t, s.Mem.Name(other), s.Regs[t])
+			}
+		},
+		Invariants: []model.InvariantOf[sbState]{{Name: "sb", Check: func(s *sbState) string {
+			if s.PC[0] == last && s.PC[1] == last && s.Regs[0] == 0 && s.Regs[1] == 0 {
+				return "both loads read 0: each store was still in its thread's store buffer"
+			}
+			return ""
+		}}},
+		Vars:        sbVars,
+		Independent: func(*sbState, model.Choice, model.Choice) bool { return true },
+	})
+}
 
 type sbState struct {
-	mem  model.Mem
-	pc   [2]uint8
-	regs [2]uint64
+	Mem  model.Mem
+	PC   [2]uint8
+	Regs [2]uint64
 }
 
-func (s *sbState) Clone() model.State { c := *s; c.mem = s.mem.Clone(); return &c }
-func (s *sbState) AppendKey(b []byte) []byte {
-	return append(s.mem.AppendKey(b), s.pc[0], s.pc[1], byte(s.regs[0]), byte(s.regs[1]))
-}
-func (s *sbState) Vars() []model.Var {
-	return append(s.mem.Vars(), model.Var{Name: "r0", Value: fmt.Sprint(s.regs[0])}, model.Var{Name: "r1", Value: fmt.Sprint(s.regs[1])})
+func sbVars(s *sbState) []model.Var {
+	return append(s.Mem.Vars(), model.Var{Name: "r0", Value: fmt.Sprint(s.Regs[0])}, model.Var{Name: "r1", Value: fmt.Sprint(s.Regs[1])})
 }
 
-func (l sbLitmus) len() uint8 {
-	if l.fence {
-		return 3
-	}
-	return 2
-}
-func (l sbLitmus) Threads() []string { return []string{"P0", "P1"} }
-func (l sbLitmus) Init() model.State { return &sbState{mem: model.NewMem("x", "y")} }
-func (l sbLitmus) Metrics() []string { return nil }
-func (l sbLitmus) Spec() *model.Spec { return nil }
-func (l sbLitmus) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: "sb", Check: func(ms model.State) string {
-		s := ms.(*sbState)
-		if s.pc[0] == l.len() && s.pc[1] == l.len() && s.regs[0] == 0 && s.regs[1] == 0 {
-			return "both loads read 0: each store was still in its thread's store buffer"
-		}
-		return ""
-	}}}
-}
-func (l sbLitmus) Status(s model.State, t int) model.Status {
-	return model.Status{Done: s.(*sbState).pc[t] == l.len()}
-}
-func (l sbLitmus) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	for t := 0; t < 2; t++ {
-		if !l.Status(s, t).Done {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-func (l sbLitmus) Step(ms model.State, c model.Choice, x *model.Exec) model.State {
-	s := ms.Clone().(*sbState)
-	t := c.Thread
-	mine, other := model.Addr(t), model.Addr(1-t)
-	pc := s.pc[t]
-	s.pc[t]++
-	switch {
-	case pc == 0:
-		x.Store(s.mem, mine, 1)
-		x.Labelf("%s = 1", s.mem.Name(mine))
-	case pc == 1 && l.fence:
-		x.Fence() // no memory given: WithTSO drains at the end of the step
-		x.Label("mfence")
-	default:
-		s.regs[t] = x.Load(s.mem, other)
-		x.Labelf("r%d = %s (%d)", t, s.mem.Name(other), s.regs[t])
-	}
-	return s
-}
-func (l sbLitmus) Independent(model.State, model.Choice, model.Choice) bool { return true }
+func sbMem(s model.State) *model.Mem { return &model.StateOf[sbState](s).Mem }
 
-func sbTSO(l sbLitmus) model.Machine {
-	return model.WithTSO(l, func(s model.State) *model.Mem { return &s.(*sbState).mem })
-}
+func sbTSO(m model.Machine) model.Machine { return model.WithTSO(m, sbMem) }
 
 func TestTSOStoreBufferingLitmus(t *testing.T) {
 	for _, c := range []struct {
@@ -94,10 +76,10 @@ func TestTSOStoreBufferingLitmus(t *testing.T) {
 		verdict explorer.Verdict
 		states  int64
 	}{
-		{"SC", sbLitmus{}, explorer.OK, 13},
-		{"SC+mfence", sbLitmus{fence: true}, explorer.OK, 22},
-		{"TSO", sbTSO(sbLitmus{}), explorer.Violation, 0},
-		{"TSO+mfence", sbTSO(sbLitmus{fence: true}), explorer.OK, 31},
+		{"SC", sbLitmus(false), explorer.OK, 13},
+		{"SC+mfence", sbLitmus(true), explorer.OK, 22},
+		{"TSO", sbTSO(sbLitmus(false)), explorer.Violation, 0},
+		{"TSO+mfence", sbTSO(sbLitmus(true)), explorer.OK, 31},
 	} {
 		for _, strategy := range []string{explorer.BFS, explorer.DFS} {
 			r, err := explorer.Explore(c.m, explorer.Options{Strategy: strategy})
@@ -116,7 +98,7 @@ func TestTSOStoreBufferingLitmus(t *testing.T) {
 
 	// The shortest counterexample: both stores buffered, both loads read
 	// memory.
-	r, err := explorer.Explore(sbTSO(sbLitmus{}), explorer.Options{})
+	r, err := explorer.Explore(sbTSO(sbLitmus(false)), explorer.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +106,7 @@ func TestTSOStoreBufferingLitmus(t *testing.T) {
 	if r.Violation == nil || r.Violation.Property != "sb" || !reflect.DeepEqual(r.Labels, want) {
 		t.Fatalf("bfs: %v %q, want sb by %q", r.Violation, r.Labels, want)
 	}
-	ex, err := explorer.Execute(sbTSO(sbLitmus{}), r.Schedule)
+	ex, err := explorer.Execute(sbTSO(sbLitmus(false)), r.Schedule)
 	if err != nil || ex.Violation == nil {
 		t.Fatalf("replay: %v %v", err, ex)
 	}
@@ -137,7 +119,7 @@ func TestTSOStoreBufferingLitmus(t *testing.T) {
 // order, so r0 = 1, r1 = 0 stays unreachable; the commits are steps the
 // explorer reaches and labels.
 func TestTSOMessagePassing(t *testing.T) {
-	m := model.WithTSO(mpLitmus{}, func(s model.State) *model.Mem { return &s.(*sbState).mem })
+	m := model.WithTSO(mpLitmus, sbMem)
 	r, err := explorer.Explore(m, explorer.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -155,44 +137,31 @@ func TestTSOMessagePassing(t *testing.T) {
 	}
 }
 
-type mpLitmus struct{}
-
-func (mpLitmus) Threads() []string { return []string{"P0", "P1"} }
-func (mpLitmus) Init() model.State { return &sbState{mem: model.NewMem("x", "y")} }
-func (mpLitmus) Metrics() []string { return nil }
-func (mpLitmus) Spec() *model.Spec { return nil }
-func (mpLitmus) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: "mp", Check: func(ms model.State) string {
-		s := ms.(*sbState)
-		if s.pc[1] == 2 && s.regs[0] == 1 && s.regs[1] == 0 {
+var mpLitmus = model.MustNew(model.Def[sbState]{
+	Threads: []string{"P0", "P1"},
+	Init:    func(s *sbState) { s.Mem = model.NewMem("x", "y") },
+	Step: func(s *sbState, t int, x *model.Exec) {
+		pc := s.PC[t]
+		if pc == 2 {
+			x.Done()
+			return
+		}
+		s.PC[t]++
+		a := model.Addr(pc) // P0 stores x then y; P1 loads y then x
+		if t == 0 {
+			x.Store(s.Mem, a, 1)
+			x.Labelf("%s = 1", s.Mem.Name(a))
+			return
+		}
+		a = 1 - a
+		s.Regs[pc] = x.Load(s.Mem, a)
+		x.Labelf("r%d = %s (%d)", pc, s.Mem.Name(a), s.Regs[pc])
+	},
+	Invariants: []model.InvariantOf[sbState]{{Name: "mp", Check: func(s *sbState) string {
+		if s.PC[1] == 2 && s.Regs[0] == 1 && s.Regs[1] == 0 {
 			return "saw y = 1 and then x = 0"
 		}
 		return ""
-	}}}
-}
-func (mpLitmus) Status(s model.State, t int) model.Status {
-	return model.Status{Done: s.(*sbState).pc[t] == 2}
-}
-func (l mpLitmus) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	for t := 0; t < 2; t++ {
-		if !l.Status(s, t).Done {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-func (mpLitmus) Step(ms model.State, c model.Choice, x *model.Exec) model.State {
-	s := ms.Clone().(*sbState)
-	pc := s.pc[c.Thread]
-	s.pc[c.Thread]++
-	a := model.Addr(pc) // P0 stores x then y; P1 loads y then x
-	if c.Thread == 0 {
-		x.Store(s.mem, a, 1)
-		x.Labelf("%s = 1", s.mem.Name(a))
-		return s
-	}
-	a = 1 - a
-	s.regs[pc] = x.Load(s.mem, a)
-	x.Labelf("r%d = %s (%d)", pc, s.mem.Name(a), s.regs[pc])
-	return s
-}
+	}}},
+	Vars: sbVars,
+})
