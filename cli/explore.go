@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -183,15 +183,15 @@ func explore(p *model.Protocol, variant string, given model.Params, opts explore
 	return o, nil
 }
 
-func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+func (c *command) explore(args []string) (int, error) {
+	stdout, stderr := c.stdout, c.stderr
+	fs := c.newFlags("explore", "explore [flags] PROTOCOL/VARIANT [key=value ...]")
 	var ef exploreFlags
 	ef.register(fs)
 	out := fs.String("out", "", "write the counterexample trace to this file")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
 	html := fs.String("html", "", "write an HTML view of the counterexample to this file")
 	full := fs.Bool("full", false, "show every step and every changed variable of the counterexample (default: a summary that fits on a screen)")
-	helpFlags(fs, stdout, "explore [flags] PROTOCOL/VARIANT [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -199,7 +199,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := ef.check(fs); err != nil {
 		return 0, err
 	}
-	p, v, given, err := parseTarget("explore", pos)
+	p, v, given, err := c.parseTarget("explore", pos)
 	if err != nil {
 		return 0, err
 	}
@@ -232,15 +232,15 @@ func cmdExplore(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	if o.trace != nil {
-		return exitViolation, nil
+		return ExitViolation, nil
 	}
-	return exitOK, nil
+	return ExitOK, nil
 }
 
 // print writes the text report: verdict, statistics, metrics, trace.
 func (o *outcome) print(w, stats io.Writer, full bool) error {
 	r := o.result
-	fmt.Fprintf(w, "%s/%s  %s  strategy %s\n", o.protocol.Name, o.variant, o.params, r.Strategy)
+	fmt.Fprintf(w, "%s  strategy %s\n", describeTarget(o.protocol.Name, o.variant, o.params), r.Strategy)
 	switch r.Verdict {
 	case explorer.OK:
 		fmt.Fprintf(w, "verdict: ok — every reachable state explored, no property violated\n")
@@ -338,4 +338,13 @@ func (o *outcome) document() document {
 		d.Metrics = append(d.Metrics, metricDoc{m.Name, m.Executions, m.Min, m.Max, m.Mean, m.Transitions})
 	}
 	return d
+}
+
+// describeTarget names a variant and its parameters as the reports' first line
+// does: "pvflush/fixed  vcpus=3 ...".
+func describeTarget(protocol, variant string, params model.Params) string {
+	if len(params) == 0 {
+		return protocol + "/" + variant
+	}
+	return fmt.Sprintf("%s/%s  %s", protocol, variant, params)
 }

@@ -1,16 +1,13 @@
-package main
+package cli
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
-	"github.com/protocheck/protocheck/protocols"
 )
 
 // cmdBench explores the correct variants of the named protocols (all when
@@ -18,10 +15,10 @@ import (
 // workers, fingerprints, dfs with and without reduction — and prints
 // states, transitions, seconds, states per second and bytes per state.
 // Times depend on the machine; the counts do not.
-func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+func (c *command) bench(args []string) (int, error) {
+	stdout := c.stdout
+	fs := c.newFlags("bench", "bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	helpFlags(fs, stdout, "bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -53,21 +50,21 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	for _, n := range names {
 		if strings.Contains(n, "/") {
-			p, v, err := protocols.Parse(n)
+			p, v, err := c.reg.Parse(n)
 			if err != nil {
 				return 0, usageError{err}
 			}
 			add(p, v.Name)
 			continue
 		}
-		p, err := protocols.Lookup(n)
+		p, err := c.reg.Lookup(n)
 		if err != nil {
 			return 0, usageError{err}
 		}
 		add(p, "")
 	}
 	if len(names) == 0 {
-		for _, p := range protocols.All() {
+		for _, p := range c.reg.Protocols {
 			add(p, "")
 		}
 	}
@@ -100,7 +97,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	if *asJSON {
-		return exitOK, writeJSON(stdout, results)
+		return ExitOK, writeJSON(stdout, results)
 	}
-	return exitOK, nil
+	return ExitOK, nil
 }

@@ -1,13 +1,10 @@
-package main
+package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
-
-	"github.com/protocheck/protocheck/protocols"
 )
 
 type listedProtocol struct {
@@ -18,10 +15,10 @@ type listedProtocol struct {
 	Params      interface{} `json:"params"`
 }
 
-func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+func (c *command) list(args []string) (int, error) {
+	stdout := c.stdout
+	fs := c.newFlags("list", "list [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	helpFlags(fs, stdout, "list [--json]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -31,12 +28,12 @@ func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if *asJSON {
 		var out []listedProtocol
-		for _, p := range protocols.All() {
+		for _, p := range c.reg.Protocols {
 			out = append(out, listedProtocol{p.Name, p.Description, p.Source, p.Variants, p.Params})
 		}
-		return exitOK, writeJSON(stdout, out)
+		return ExitOK, writeJSON(stdout, out)
 	}
-	for i, p := range protocols.All() {
+	for i, p := range c.reg.Protocols {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
@@ -47,6 +44,9 @@ func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
 			fmt.Fprintf(tw, "  %s/%s\t%s\t%s\n", p.Name, v.Name, v.Expect, v.Description)
 		}
 		tw.Flush()
+		if len(p.Params) == 0 {
+			continue
+		}
 		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  parameter\tdefault\trange\tdescription")
 		for _, q := range p.Params {
@@ -54,12 +54,12 @@ func cmdList(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		tw.Flush()
 	}
-	return exitOK, nil
+	return ExitOK, nil
 }
 
-func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	helpFlags(fs, stdout, "explain PROTOCOL/VARIANT")
+func (c *command) explain(args []string) (int, error) {
+	stdout := c.stdout
+	fs := c.newFlags("explain", "explain PROTOCOL/VARIANT")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -67,7 +67,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(pos) != 1 {
 		return 0, usagef("explain takes one PROTOCOL/VARIANT")
 	}
-	p, v, err := protocols.Parse(pos[0])
+	p, v, err := c.reg.Parse(pos[0])
 	if err != nil {
 		return 0, usageError{err}
 	}
@@ -84,7 +84,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "  also:     violates %s by another schedule (a search in another order may find it first)\n", also)
 	}
 	fmt.Fprintf(stdout, "  try:      check explore %s/%s\n", p.Name, v.Name)
-	return exitOK, nil
+	return ExitOK, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -1,7 +1,6 @@
-package main
+package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
-	"github.com/protocheck/protocheck/protocols"
 )
 
 // A verification row: one variant explored at its default size.
@@ -32,15 +30,15 @@ type verifyRow struct {
 	Symmetry bool `json:"symmetry,omitempty"`
 }
 
-func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+func (c *command) verify(args []string) (int, error) {
+	stdout, stderr := c.stdout, c.stderr
+	fs := c.newFlags("verify", "verify [--json] [--progress=false] [--strategy bfs|dfs] [--workers N] [--fingerprint] [--symmetry] [PROTOCOL ...]")
 	asJSON := fs.Bool("json", false, "print JSON")
 	progress := fs.Bool("progress", true, "progress lines on stderr for runs longer than a second")
 	strategy := fs.String("strategy", explorer.BFS, "exhaustive strategy: bfs or dfs (dfs's counterexamples are minimized)")
 	workers := fs.Int("workers", runtime.NumCPU(), "bfs: goroutines expanding states")
 	fingerprint := fs.Bool("fingerprint", false, "store 64-bit fingerprints instead of states")
 	symmetry := fs.Bool("symmetry", false, "symmetry reduction for the protocols whose models support it (the others run without)")
-	helpFlags(fs, stdout, "verify [--json] [--progress=false] [--strategy bfs|dfs] [--workers N] [--fingerprint] [--symmetry] [PROTOCOL ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -51,14 +49,14 @@ func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
 	base := explorer.Options{Strategy: *strategy, Workers: *workers, Fingerprint: *fingerprint}
 	var ps []*model.Protocol
 	for _, name := range pos {
-		p, err := protocols.Lookup(name)
+		p, err := c.reg.Lookup(name)
 		if err != nil {
 			return 0, usageError{err}
 		}
 		ps = append(ps, p)
 	}
 	if len(ps) == 0 {
-		ps = protocols.All()
+		ps = c.reg.Protocols
 	}
 	var rows []verifyRow
 	ok := true
@@ -114,9 +112,9 @@ func cmdVerify(args []string, stdout, stderr io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "%d of %d variants match their expected verdict\n", matched, len(rows))
 	}
 	if !ok {
-		return exitViolation, nil
+		return ExitViolation, nil
 	}
-	return exitOK, nil
+	return ExitOK, nil
 }
 
 // verifyVariant explores v exhaustively at default size; for a variant

@@ -1,22 +1,19 @@
-package main
+package cli
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"slices"
 	"text/tabwriter"
 
 	"github.com/protocheck/protocheck/explorer"
-	"github.com/protocheck/protocheck/protocols"
 )
 
-func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+func (c *command) compare(args []string) (int, error) {
+	stdout, stderr := c.stdout, c.stderr
+	fs := c.newFlags("compare", "compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]")
 	var ef exploreFlags
 	ef.register(fs)
 	metric := fs.String("metric", "", "show only this metric")
-	helpFlags(fs, stdout, "compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -24,7 +21,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(pos) < 3 {
 		return 0, usagef("compare needs PROTOCOL VARIANT_A VARIANT_B")
 	}
-	p, err := protocols.Lookup(pos[0])
+	p, err := c.reg.Lookup(pos[0])
 	if err != nil {
 		return 0, usageError{err}
 	}
@@ -83,11 +80,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	tw.Flush()
-	code := exitOK
+	code := ExitOK
 	for _, o := range outs {
 		if o.result.Verdict == explorer.Violation {
 			fmt.Fprintf(stdout, "\nnote: %s violates %s; its executions stop at the first violation, so its metrics cover only the explored part.\n", o.variant, o.result.Violation.Property)
-			code = exitViolation
+			code = ExitViolation
 		}
 	}
 	return code, nil

@@ -1,8 +1,7 @@
-package main
+package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
 	"github.com/protocheck/protocheck/model"
-	"github.com/protocheck/protocheck/protocols"
 	"github.com/protocheck/protocheck/traces"
 )
 
@@ -19,8 +17,9 @@ import (
 // or, with --controlled, under protocheck's scheduler, where every run is
 // reproducible and a failing schedule becomes a trace that replays on the
 // model and on the code.
-func cmdStress(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("stress", flag.ContinueOnError)
+func (c *command) stress(args []string) (int, error) {
+	stdout := c.stdout
+	fs := c.newFlags("stress", "stress [flags] PROTOCOL/VARIANT [key=value ...]")
 	duration := fs.Duration("duration", 0, "run the real code for this long (e.g. 10s); with neither --duration nor --runs, 200 runs")
 	runs := fs.Int("runs", 0, "number of executions (default 200 unless --duration is given)")
 	seed := fs.Int64("seed", 1, "seed of the first run's environment choices (real) or of the strategy (controlled)")
@@ -30,16 +29,15 @@ func cmdStress(args []string, stdout, stderr io.Writer) (int, error) {
 	preemptions := fs.Int("preemptions", 2, "controlled dfs: preemption bound (-1: none)")
 	maxSteps := fs.Int("max-steps", 10000, "controlled: bound on steps per run")
 	out := fs.String("out", "", "controlled: write the failing schedule as a trace (replays with check replay, and on the code with --impl)")
-	helpFlags(fs, stdout, "stress [flags] PROTOCOL/VARIANT [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
 	}
-	p, v, given, err := parseTarget("stress", pos)
+	p, v, given, err := c.parseTarget("stress", pos)
 	if err != nil {
 		return 0, err
 	}
-	target, err := conform.NewTarget(p, protocols.Impl(p.Name), v.Name, given)
+	target, err := conform.NewTarget(p, c.reg.Impl(p.Name), v.Name, given)
 	if err != nil {
 		return 0, usageError{err}
 	}
@@ -70,7 +68,7 @@ func cmdStress(args []string, stdout, stderr io.Writer) (int, error) {
 }
 
 func stressReal(t *conform.Target, seed int64, runs int, d time.Duration, stdout io.Writer) (int, error) {
-	fmt.Fprintf(stdout, "%s/%s  %s  real goroutines under the Go scheduler\n", t.Protocol.Name, t.Variant, t.Params)
+	fmt.Fprintf(stdout, "%s  real goroutines under the Go scheduler\n", describeTarget(t.Protocol.Name, t.Variant, t.Params))
 	start := time.Now()
 	n, ops := 0, 0
 	for ; (runs == 0 || n < runs) && (d == 0 || time.Since(start) < d); n++ {
@@ -82,15 +80,15 @@ func stressReal(t *conform.Target, seed int64, runs int, d time.Duration, stdout
 		if v != nil {
 			fmt.Fprintf(stdout, "run %d (seed %d): violation of %s: %s\n", n+1, seed+int64(n), v.Property, v.Message)
 			fmt.Fprintf(stdout, "%d runs, %d operations, 1 violation (to get a replayable schedule, run with --controlled)\n", n+1, ops)
-			return exitViolation, nil
+			return ExitViolation, nil
 		}
 	}
 	fmt.Fprintf(stdout, "%d runs, %d operations, %d histories checked by porcupine: ok, 0 violations (%s)\n", n, ops, n, time.Since(start).Round(time.Millisecond))
-	return exitOK, nil
+	return ExitOK, nil
 }
 
 func stressControlled(t *conform.Target, s rt.Strategy, runs int, d time.Duration, maxSteps int, out string, stdout io.Writer) (int, error) {
-	fmt.Fprintf(stdout, "%s/%s  %s  controlled scheduler, %s\n", t.Protocol.Name, t.Variant, t.Params, s)
+	fmt.Fprintf(stdout, "%s  controlled scheduler, %s\n", describeTarget(t.Protocol.Name, t.Variant, t.Params), s)
 	start := time.Now()
 	n, bounded := 0, 0
 	exhausted := false
@@ -129,7 +127,7 @@ func stressControlled(t *conform.Target, s rt.Strategy, runs int, d time.Duratio
 			}
 			fmt.Fprintf(stdout, "schedule minimized from %d to %d steps and written to %s (check replay %s; check replay --impl %s)\n", len(tr.Schedule), len(min.Schedule), out, out, out)
 		}
-		return exitViolation, nil
+		return ExitViolation, nil
 	}
 	how := fmt.Sprintf("%d runs", n)
 	if exhausted {
@@ -139,7 +137,7 @@ func stressControlled(t *conform.Target, s rt.Strategy, runs int, d time.Duratio
 		how += fmt.Sprintf(", %d cut at max-steps=%d", bounded, maxSteps)
 	}
 	fmt.Fprintf(stdout, "%s: no violation (%s)\n", how, time.Since(start).Round(time.Millisecond))
-	return exitOK, nil
+	return ExitOK, nil
 }
 
 // traceOfRun turns a failing run of the real code into a model trace. The
@@ -155,16 +153,16 @@ func traceOfRun(t *conform.Target, run *rt.Run) (*traces.Trace, error) {
 // replayImpl drives the real implementation along a trace's schedule,
 // checking every label, and says whether the violation reproduces on the
 // code.
-func replayImpl(path string, stdout io.Writer) (int, error) {
+func (c *command) replayImpl(path string, stdout io.Writer) (int, error) {
 	tr, err := traces.Load(path)
 	if err != nil {
 		return 0, usageError{err}
 	}
-	p, err := protocols.Lookup(tr.Protocol)
+	p, err := c.reg.Lookup(tr.Protocol)
 	if err != nil {
 		return 0, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
-	target, err := conform.NewTarget(p, protocols.Impl(p.Name), tr.Variant, tr.Params)
+	target, err := conform.NewTarget(p, c.reg.Impl(p.Name), tr.Variant, tr.Params)
 	if err != nil {
 		return 0, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
@@ -173,7 +171,7 @@ func replayImpl(path string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "%s/%s  %s  the real implementation driven by %s (%d steps)\n", tr.Protocol, tr.Variant, tr.Params, path, len(tr.Schedule))
+	fmt.Fprintf(stdout, "%s  the real implementation driven by %s (%d steps)\n", describeTarget(tr.Protocol, tr.Variant, tr.Params), path, len(tr.Schedule))
 	for i, s := range run.Steps {
 		fmt.Fprintf(stdout, "%4d  %-18s %s\n", i+1, s.Thread, s.Label)
 	}
@@ -185,10 +183,10 @@ func replayImpl(path string, stdout io.Writer) (int, error) {
 	switch {
 	case want == nil && got == nil:
 		fmt.Fprintln(stdout, "no violation, on the model and on the code")
-		return exitOK, nil
+		return ExitOK, nil
 	case want != nil && got != nil && want.Property == got.Property:
 		fmt.Fprintf(stdout, "reproduced on the real code: %s: %s\n", got.Property, got.Message)
-		return exitViolation, nil
+		return ExitViolation, nil
 	}
 	return 0, usageError{fmt.Errorf("model and code disagree at the end: the trace records %v, the code gives %v", describe(want), describe(got))}
 }

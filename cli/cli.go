@@ -1,0 +1,299 @@
+// Package cli is protocheck's command line as a library: the whole `check`
+// command (list, explain, explore, verify, replay, minimize, compare,
+// stress, bench) over a registry of protocols that the caller supplies.
+// cmd/check runs it on protocheck's own protocols; an engineer who models
+// a protocol of their own gets the same command for it from a main of a
+// few lines:
+//
+//	func main() {
+//		reg := &cli.Registry{Protocols: []*model.Protocol{mylock.Protocol}}
+//		os.Exit(cli.Main(reg, os.Args[1:], os.Stdout, os.Stderr))
+//	}
+//
+// Exit codes follow gofmt's convention: 0 no violation, 1 a violation was
+// found (or a verification did not match its expectation), 2 a usage or
+// input error (unknown protocol, variant or parameter, a bad value, a
+// missing, malformed or divergent trace file).
+//
+// Usage:
+//
+//	check list [--json]
+//	check explain PROTOCOL/VARIANT
+//	check explore [flags] PROTOCOL/VARIANT [key=value ...]
+//	check verify [--json] [PROTOCOL ...]
+//	check replay [--json] [--html FILE.html] FILE
+//	check replay --impl FILE
+//	check minimize [--out FILE] FILE
+//	check compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]
+//	check stress [flags] PROTOCOL/VARIANT [key=value ...]
+//	check bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]
+//
+// Flags may come before or after the positional arguments.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/model"
+)
+
+// Exit codes.
+const (
+	ExitOK        = 0
+	ExitViolation = 1
+	ExitUsage     = 2
+)
+
+// A Registry is what the command knows: the protocols it can explore, in
+// the order `list` shows them, and, for `stress` and `replay --impl`, the
+// real implementations of some of them.
+type Registry struct {
+	// Name is the command's name in usage and error messages ("check"
+	// when empty).
+	Name string
+	// Protocols lists the protocols. Names must be unique, non-empty and
+	// free of '/' (PROTOCOL/VARIANT names a variant).
+	Protocols []*model.Protocol
+	// Impls maps a protocol's name to its real concurrent implementation
+	// (optional; a protocol without one cannot be stressed).
+	Impls map[string]*rt.Impl
+}
+
+// check validates the registry: a mistake in it is the caller's program's,
+// reported before any command runs.
+func (r *Registry) check() error {
+	if r == nil || len(r.Protocols) == 0 {
+		return errors.New("the registry has no protocols")
+	}
+	seen := map[string]bool{}
+	for i, p := range r.Protocols {
+		switch {
+		case p == nil:
+			return fmt.Errorf("the registry's protocol %d is nil", i)
+		case p.Name == "" || strings.ContainsAny(p.Name, "/ \t\n"):
+			return fmt.Errorf("the registry's protocol %d has the name %q: a name must be non-empty, without '/' or spaces", i, p.Name)
+		case seen[p.Name]:
+			return fmt.Errorf("the registry names protocol %q twice", p.Name)
+		case p.New == nil:
+			return fmt.Errorf("protocol %s has no New function", p.Name)
+		case len(p.Variants) == 0:
+			return fmt.Errorf("protocol %s has no variants", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Impls)) {
+		if !seen[name] {
+			return fmt.Errorf("the registry has an implementation for %q, which is not one of its protocols", name)
+		}
+	}
+	return nil
+}
+
+func (r *Registry) name() string {
+	if r.Name == "" {
+		return "check"
+	}
+	return r.Name
+}
+
+// Lookup returns the named protocol, or an error listing the known ones.
+func (r *Registry) Lookup(name string) (*model.Protocol, error) {
+	for _, p := range r.Protocols {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	names := make([]string, len(r.Protocols))
+	for i, p := range r.Protocols {
+		names[i] = p.Name
+	}
+	return nil, fmt.Errorf("unknown protocol %q (protocols: %s)", name, strings.Join(names, ", "))
+}
+
+// Parse splits "PROTOCOL/VARIANT" and looks both up.
+func (r *Registry) Parse(spec string) (*model.Protocol, model.Variant, error) {
+	name, variant, ok := strings.Cut(spec, "/")
+	if !ok || name == "" || variant == "" {
+		return nil, model.Variant{}, fmt.Errorf("expected PROTOCOL/VARIANT, got %q", spec)
+	}
+	p, err := r.Lookup(name)
+	if err != nil {
+		return nil, model.Variant{}, err
+	}
+	v, err := p.Variant(variant)
+	if err != nil {
+		return nil, model.Variant{}, err
+	}
+	return p, v, nil
+}
+
+// Impl returns the real implementation of the named protocol, or nil.
+func (r *Registry) Impl(name string) *rt.Impl { return r.Impls[name] }
+
+// Main runs the command line args (without the program name) over reg,
+// printing the result on stdout and errors on stderr, and returns the exit
+// code.
+func Main(reg *Registry, args []string, stdout, stderr io.Writer) int {
+	if err := reg.check(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", reg.name(), err)
+		return ExitUsage
+	}
+	c := &command{reg: reg, stdout: stdout, stderr: stderr}
+	return c.run(args)
+}
+
+// command is one invocation: the registry and where the output goes.
+type command struct {
+	reg            *Registry
+	stdout, stderr io.Writer
+}
+
+const usageText = `usage: %[1]s COMMAND [flags] [arguments]
+
+commands:
+  list [--json]                                   protocols, variants and parameters
+  explain PROTOCOL/VARIANT                        what a variant is, its source and expected verdict
+  explore [flags] PROTOCOL/VARIANT [key=value...] explore one variant (bfs by default)
+  verify [flags] [PROTOCOL ...]                   explore every variant and compare with its expectation
+  replay [--json] [--html F] FILE                 replay a trace file and render it (text, or an HTML page)
+  replay --impl FILE                              drive the real implementation through a trace
+  minimize [--out FILE] FILE                      minimize a trace file
+  compare [flags] PROTOCOL A B [key=value...]     the same exploration for two variants, metrics side by side
+  stress [flags] PROTOCOL/VARIANT [key=value...]  run the real implementation (Go scheduler, or --controlled)
+  bench [--json] [PROTOCOL[/VARIANT] ...]         states/s and bytes/state of every explorer configuration
+
+run "%[1]s COMMAND -h" for a command's flags.
+exit status: 0 no violation, 1 violation found, 2 usage or input error.
+`
+
+func (c *command) usage() string { return fmt.Sprintf(usageText, c.reg.name()) }
+
+// usageError marks an error that is the user's input: exit 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// run dispatches to the command named by args[0].
+func (c *command) run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, c.usage())
+		return ExitUsage
+	}
+	cmds := map[string]func([]string) (int, error){
+		"list":     c.list,
+		"explain":  c.explain,
+		"explore":  c.explore,
+		"verify":   c.verify,
+		"replay":   c.replay,
+		"minimize": c.minimize,
+		"compare":  c.compare,
+		"stress":   c.stress,
+		"bench":    c.bench,
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "help" {
+		fmt.Fprint(c.stdout, c.usage())
+		return ExitOK
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		fmt.Fprintf(c.stderr, "%s: unknown command %q\n\n%s", c.reg.name(), name, c.usage())
+		return ExitUsage
+	}
+	code, err := cmd(args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		fmt.Fprintf(c.stderr, "%s %s: %v\n", c.reg.name(), name, err)
+		return ExitUsage
+	}
+	return code
+}
+
+// newFlags returns a flag set for command name whose -h prints synopsis
+// and the flags' defaults on stdout.
+func (c *command) newFlags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(c.stdout, "usage: %s %s\n", c.reg.name(), synopsis)
+		fs.SetOutput(c.stdout)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags that may come before or after positional arguments
+// and returns the positional ones. Errors are usage errors.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// parseParams turns "key=value" arguments into params. Values must be
+// integers; range checks are the protocol's (model.Protocol.Resolve).
+func parseParams(args []string) (model.Params, error) {
+	p := model.Params{}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, usagef("expected key=value, got %q", a)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, usagef("parameter %s: %q is not an integer", k, v)
+		}
+		if _, dup := p[k]; dup {
+			return nil, usagef("parameter %s given twice", k)
+		}
+		p[k] = n
+	}
+	return p, nil
+}
+
+// parseTarget reads the positional arguments PROTOCOL/VARIANT [key=value
+// ...] of explore and stress.
+func (c *command) parseTarget(cmd string, pos []string) (*model.Protocol, model.Variant, model.Params, error) {
+	if len(pos) == 0 {
+		return nil, model.Variant{}, nil, usagef("%s needs PROTOCOL/VARIANT", cmd)
+	}
+	p, v, err := c.reg.Parse(pos[0])
+	if err != nil {
+		return nil, model.Variant{}, nil, usageError{err}
+	}
+	given, err := parseParams(pos[1:])
+	if err != nil {
+		return nil, model.Variant{}, nil, err
+	}
+	return p, v, given, nil
+}
