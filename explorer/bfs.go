@@ -73,6 +73,9 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		if pool == nil {
 			var c chunk
 			for li, s := range level {
+				if li&1023 == 0 && stopRequested(opts.Stop) {
+					return b.interrupted()
+				}
 				c.reset()
 				w.expand(s, &c)
 				if res = b.mergeState(&c, &c.states[0], li); res != nil {
@@ -162,6 +165,16 @@ func (b *bfsRun) finish(v *model.Violation, at int32, extra *model.Choice) *Resu
 	r.Metrics = b.g.summarise(b.m.Metrics(), b.terminal, b.totals, true)
 	b.stats()
 	return r
+}
+
+// interrupted ends the search between two states when Options.Stop is
+// closed: the counts so far, and metrics over transitions only.
+func (b *bfsRun) interrupted() *Result {
+	b.r.Verdict = Interrupted
+	b.r.Stats.States = int64(len(b.parent))
+	b.r.Metrics = b.g.summarise(b.m.Metrics(), b.terminal, b.totals, true)
+	b.stats()
+	return b.r
 }
 
 func (b *bfsRun) stats() {
@@ -362,6 +375,10 @@ func (wp *workerPool) level(level []model.State, b *bfsRun) *Result {
 	}
 	var res *Result
 	for j := 0; j < nchunks; j++ {
+		if stopRequested(b.opts.Stop) {
+			res = b.interrupted()
+			break
+		}
 		c := wp.bufs[j%window]
 		<-c.done
 		for k := range c.states {

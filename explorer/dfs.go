@@ -197,7 +197,12 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		r.Stats.States = int64(vis.n)
 		return violation(v)
 	}
-	for len(stack) > 0 {
+	interrupted := false
+	for n := 1; len(stack) > 0; n++ {
+		if n&4095 == 0 && stopRequested(opts.Stop) {
+			interrupted = true
+			break
+		}
 		top := &stack[len(stack)-1]
 		if top.next >= len(top.todo) {
 			stack = stack[:len(stack)-1]
@@ -250,6 +255,9 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	r.Verdict = OK
 	if cut != "" {
 		r.Verdict, r.Bound = Bounded, cut
+	}
+	if interrupted {
+		r.Verdict, r.Bound = Interrupted, ""
 	}
 	r.Metrics = make([]Metric, nm)
 	for k, n := range m.Metrics() {

@@ -32,7 +32,12 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 	}
 	stack := []frame{{s: init, enabled: m.Enabled(init, nil), totals: make([]int64, len(m.Metrics()))}}
 	cut := ""
-	for len(stack) > 0 {
+	interrupted := false
+	for n := 1; len(stack) > 0; n++ {
+		if n&4095 == 0 && stopRequested(opts.Stop) {
+			interrupted = true
+			break
+		}
 		top := &stack[len(stack)-1]
 		depth := len(stack) - 1
 		if depth > r.Stats.Depth {
@@ -98,6 +103,9 @@ func paths(m model.Machine, opts Options, p *progress) *Result {
 	r.Verdict = OK
 	if cut != "" {
 		r.Verdict, r.Bound = Bounded, cut
+	}
+	if interrupted {
+		r.Verdict, r.Bound = Interrupted, ""
 	}
 	r.Metrics = es.metrics(m.Metrics())
 	return r

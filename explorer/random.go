@@ -147,7 +147,12 @@ func walks(m model.Machine, opts Options, p *progress, bound string, newPick fun
 	w.seen = newVisited(false)
 	es := newExecStats(len(m.Metrics()))
 	cut := 0
+	interrupted := false
 	for i := 0; i < opts.Runs; i++ {
+		if stopRequested(opts.Stop) {
+			interrupted = true
+			break
+		}
 		walk := w.walk(newPick(i), opts.MaxSteps, &r.Stats.Transitions)
 		if len(walk.Schedule) > r.Stats.Depth {
 			r.Stats.Depth = len(walk.Schedule)
@@ -174,6 +179,9 @@ func walks(m model.Machine, opts Options, p *progress, bound string, newPick fun
 	r.Bound = bound
 	if cut > 0 {
 		r.Bound += fmt.Sprintf(", %d of them stopped at max-steps=%d (a spin loop or livelock?)", cut, opts.MaxSteps)
+	}
+	if interrupted {
+		r.Verdict, r.Bound = Interrupted, ""
 	}
 	r.Metrics = es.metrics(m.Metrics())
 	return r

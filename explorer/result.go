@@ -37,6 +37,9 @@ const (
 	Bounded Verdict = "bounded"
 	// Violation: a property failed; Result.Schedule reproduces it.
 	Violation Verdict = "violation"
+	// Interrupted: Options.Stop was closed before the search ended. No
+	// property failed in the part explored, whose counts the Result has.
+	Interrupted Verdict = "interrupted"
 )
 
 // Options configures an exploration. The zero value of each field selects
@@ -84,6 +87,20 @@ type Options struct {
 	// ProgressJSON prints each progress line as one JSON object instead of
 	// text, for tools.
 	ProgressJSON bool
+	// Stop, once closed, ends the search as soon as the explorer looks at
+	// it (every few thousand transitions, every bfs chunk, every walk)
+	// with the verdict Interrupted. A nil Stop never stops it.
+	Stop <-chan struct{}
+}
+
+// stopRequested reports, without blocking, whether stop has been closed.
+func stopRequested(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // Bounds on options whose size is an allocation: a bug depth beyond a few
