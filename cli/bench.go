@@ -78,6 +78,7 @@ func (c *command) bench(args []string) (int, error) {
 	if !*asJSON {
 		fmt.Fprintf(stdout, "machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	}
+	code := ExitOK
 	for _, tg := range targets {
 		m, params, err := tg.p.Instantiate(tg.v, given)
 		if err != nil {
@@ -87,17 +88,25 @@ func (c *command) bench(args []string) (int, error) {
 		if n := runtime.NumCPU(); n > 2 {
 			configs = append(configs, explorer.BenchConfig{Name: fmt.Sprintf("bfs workers=%d", n), Options: explorer.Options{Strategy: explorer.BFS, Workers: n}})
 		}
+		for i := range configs {
+			configs[i].Options.Stop = c.stop
+		}
 		rows, err := explorer.Bench(m, configs, time.Now)
 		if err != nil {
 			return 0, err
 		}
 		results = append(results, result{tg.p.Name, tg.v, params, rows})
 		if !*asJSON {
-			fmt.Fprintf(stdout, "\n%s/%s  %s\n%s", tg.p.Name, tg.v, params, explorer.FormatBench(rows))
+			fmt.Fprintf(stdout, "\n%s\n%s", describeTarget(tg.p.Name, tg.v, params), explorer.FormatBench(rows))
+		}
+		if c.interrupted() {
+			// The rows explored when the signal came say "interrupted".
+			code = ExitInterrupted
+			break
 		}
 	}
 	if *asJSON {
-		return ExitOK, writeJSON(stdout, results)
+		return code, writeJSON(stdout, results)
 	}
-	return ExitOK, nil
+	return code, nil
 }

@@ -13,7 +13,10 @@
 // Exit codes follow gofmt's convention: 0 no violation, 1 a violation was
 // found (or a verification did not match its expectation), 2 a usage or
 // input error (unknown protocol, variant or parameter, a bad value, a
-// missing, malformed or divergent trace file).
+// missing, malformed or divergent trace file). A command stopped by SIGINT
+// or SIGTERM prints what it found so far, with the verdict "interrupted",
+// and exits 128 plus the signal's number (130 for an interrupt); a second
+// signal kills the process.
 //
 // Usage:
 //
@@ -37,9 +40,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/protocheck/protocheck/explorer/rt"
 	"github.com/protocheck/protocheck/model"
@@ -50,6 +57,10 @@ const (
 	ExitOK        = 0
 	ExitViolation = 1
 	ExitUsage     = 2
+	// ExitInterrupted is the exit code of a command stopped by SIGINT
+	// (or by closing Run's stop channel): 128 plus the signal's number, as
+	// shells report it. SIGTERM gives 143.
+	ExitInterrupted = 130
 )
 
 // A Registry is what the command knows: the protocols it can explore, in
@@ -140,20 +151,70 @@ func (r *Registry) Impl(name string) *rt.Impl { return r.Impls[name] }
 
 // Main runs the command line args (without the program name) over reg,
 // printing the result on stdout and errors on stderr, and returns the exit
-// code.
+// code. SIGINT and SIGTERM stop a long command at its next check (a bfs
+// chunk, a walk, a run of the real code), which then prints what it found
+// so far; a second signal terminates the process at once.
 func Main(reg *Registry, args []string, stdout, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	var got os.Signal
+	var mu sync.Mutex
+	go func() {
+		select {
+		case s := <-sigs:
+			// From now on the default action applies again: a second
+			// Ctrl-C kills the process, whatever the command is doing.
+			signal.Stop(sigs)
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			close(stop)
+		case <-done:
+		}
+	}()
+	code := Run(reg, args, stdout, stderr, stop)
+	close(done)
+	signal.Stop(sigs)
+	mu.Lock()
+	defer mu.Unlock()
+	if code == ExitInterrupted {
+		if s, ok := got.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+	}
+	return code
+}
+
+// Run is Main without signal handling, for tests and for programs that
+// handle signals themselves: closing stop (which may be nil) interrupts
+// the command as a signal would, and it then returns ExitInterrupted.
+func Run(reg *Registry, args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	if err := reg.check(); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", reg.name(), err)
 		return ExitUsage
 	}
-	c := &command{reg: reg, stdout: stdout, stderr: stderr}
+	c := &command{reg: reg, stdout: stdout, stderr: stderr, stop: stop}
 	return c.run(args)
 }
 
-// command is one invocation: the registry and where the output goes.
+// command is one invocation: the registry, where the output goes and the
+// channel that interrupts it.
 type command struct {
 	reg            *Registry
 	stdout, stderr io.Writer
+	stop           <-chan struct{}
+}
+
+// interrupted reports whether the command has been asked to stop.
+func (c *command) interrupted() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 const usageText = `usage: %[1]s COMMAND [flags] [arguments]
@@ -171,7 +232,8 @@ commands:
   bench [--json] [PROTOCOL[/VARIANT] ...]         states/s and bytes/state of every explorer configuration
 
 run "%[1]s COMMAND -h" for a command's flags.
-exit status: 0 no violation, 1 violation found, 2 usage or input error.
+exit status: 0 no violation, 1 violation found, 2 usage or input error,
+130 interrupted (143 terminated).
 `
 
 func (c *command) usage() string { return fmt.Sprintf(usageText, c.reg.name()) }

@@ -50,7 +50,7 @@ func (c *command) compare(args []string) (int, error) {
 	}
 	var outs [2]*outcome
 	for i, v := range pos[1:3] {
-		if outs[i], err = explore(p, v, given, opts); err != nil {
+		if outs[i], err = c.exploreVariant(p, v, given, opts); err != nil {
 			return 0, err
 		}
 	}
@@ -82,9 +82,15 @@ func (c *command) compare(args []string) (int, error) {
 	tw.Flush()
 	code := ExitOK
 	for _, o := range outs {
-		if o.result.Verdict == explorer.Violation {
+		switch o.result.Verdict {
+		case explorer.Violation:
 			fmt.Fprintf(stdout, "\nnote: %s violates %s; its executions stop at the first violation, so its metrics cover only the explored part.\n", o.variant, o.result.Violation.Property)
-			code = ExitViolation
+		case explorer.Interrupted:
+			fmt.Fprintf(stdout, "\nnote: %s was interrupted; its metrics cover only the explored part.\n", o.variant)
+		}
+		// A violation wins over an interruption, as in explore.
+		if oc := o.exitCode(); oc == ExitViolation || code == ExitOK {
+			code = oc
 		}
 	}
 	return code, nil

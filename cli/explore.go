@@ -127,15 +127,20 @@ type outcome struct {
 	// linWalks is the number of random walks whose histories were checked
 	// for linearizability after a clean bfs or dfs.
 	linWalks int64
+	// linInterrupted: those walks were interrupted (maybe before the
+	// first).
+	linInterrupted bool
 }
 
 // linWalks random walks (seed 1) check the histories of a variant that bfs
 // or dfs found clean: they merge paths and cannot.
 const linWalks = 200
 
-// explore instantiates and explores one variant; a counterexample from a
-// strategy other than bfs is minimized, as DESIGN.md asks.
-func explore(p *model.Protocol, variant string, given model.Params, opts explorer.Options) (*outcome, error) {
+// exploreVariant instantiates and explores one variant; a counterexample
+// from a strategy other than bfs is minimized, as DESIGN.md asks. The
+// command's stop channel interrupts it.
+func (c *command) exploreVariant(p *model.Protocol, variant string, given model.Params, opts explorer.Options) (*outcome, error) {
+	opts.Stop = c.stop
 	m, params, err := p.Instantiate(variant, given)
 	if err != nil {
 		return nil, usageError{err}
@@ -148,15 +153,20 @@ func explore(p *model.Protocol, variant string, given model.Params, opts explore
 		return nil, usageError{err}
 	}
 	o := &outcome{protocol: p, variant: variant, params: params, result: r}
-	if r.Violation == nil && (r.Strategy == explorer.BFS || r.Strategy == explorer.DFS) && m.Spec() != nil {
+	if r.Violation == nil && r.Verdict != explorer.Interrupted && (r.Strategy == explorer.BFS || r.Strategy == explorer.DFS) && m.Spec() != nil {
 		// bfs and dfs merge paths, so they cannot check a property of whole
 		// histories: seeded random walks do, so that "ok" covers every
 		// property the protocol names.
-		lr, err := explorer.Explore(m, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: linWalks})
+		lr, err := explorer.Explore(m, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: linWalks, Stop: c.stop})
 		if err != nil {
 			return nil, err
 		}
 		o.linWalks = lr.Stats.Executions
+		if lr.Verdict == explorer.Interrupted {
+			// The states are all explored, but not every property is
+			// checked: the verdict cannot be ok.
+			r.Verdict, r.Bound, o.linInterrupted = explorer.Interrupted, "", true
+		}
 		if lr.Violation != nil {
 			r.Verdict, r.Violation, r.Schedule = explorer.Violation, lr.Violation, lr.Schedule
 			r.Strategy = explorer.Random
@@ -207,7 +217,7 @@ func (c *command) explore(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	o, err := explore(p, v.Name, given, opts)
+	o, err := c.exploreVariant(p, v.Name, given, opts)
 	if err != nil {
 		return 0, err
 	}
@@ -231,10 +241,19 @@ func (c *command) explore(args []string) (int, error) {
 	} else if err := o.print(stdout, stderr, *full); err != nil {
 		return 0, err
 	}
-	if o.trace != nil {
-		return ExitViolation, nil
+	return o.exitCode(), nil
+}
+
+// exitCode is the exit status of an exploration: a violation wins over an
+// interruption (it was found), which wins over a clean run.
+func (o *outcome) exitCode() int {
+	switch {
+	case o.trace != nil:
+		return ExitViolation
+	case o.result.Verdict == explorer.Interrupted:
+		return ExitInterrupted
 	}
-	return ExitOK, nil
+	return ExitOK
 }
 
 // print writes the text report: verdict, statistics, metrics, trace.
@@ -248,6 +267,8 @@ func (o *outcome) print(w, stats io.Writer, full bool) error {
 		fmt.Fprintf(w, "verdict: bounded — no violation within the bounds (%s)\n", r.Bound)
 	case explorer.Violation:
 		fmt.Fprintf(w, "verdict: violation of %s\n", r.Violation.Property)
+	case explorer.Interrupted:
+		fmt.Fprintf(w, "verdict: interrupted — stopped before the exploration ended; no property violated in the part explored\n")
 	}
 	s := r.Stats
 	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d", s.States, s.Transitions, s.Depth)
@@ -258,7 +279,9 @@ func (o *outcome) print(w, stats io.Writer, full bool) error {
 		fmt.Fprintf(w, "  bytes/state: %.0f", s.BytesPerState)
 	}
 	fmt.Fprintln(w)
-	if o.linWalks > 0 {
+	if o.linInterrupted {
+		fmt.Fprintf(w, "linearizability: interrupted after the histories of %d of %d random walks (seed 1) were checked against the spec\n", o.linWalks, linWalks)
+	} else if o.linWalks > 0 {
 		fmt.Fprintf(w, "linearizability: the histories of %d random walks (seed 1) checked against the spec, since %s merges paths\n", o.linWalks, r.Strategy)
 	}
 	// Timing depends on the machine: stderr, like progress.

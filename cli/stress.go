@@ -59,19 +59,23 @@ func (c *command) stress(args []string) (int, error) {
 		default:
 			return 0, usagef("unknown --strategy %q for the controlled scheduler (random, pct, dfs)", *strategy)
 		}
-		return stressControlled(target, s, *runs, *duration, *maxSteps, *out, stdout)
+		return c.stressControlled(target, s, *runs, *duration, *maxSteps, *out, stdout)
 	}
 	if *out != "" {
 		return 0, usagef("--out needs --controlled: a run under the Go scheduler has no schedule to replay")
 	}
-	return stressReal(target, *seed, *runs, *duration, stdout)
+	return c.stressReal(target, *seed, *runs, *duration, stdout)
 }
 
-func stressReal(t *conform.Target, seed int64, runs int, d time.Duration, stdout io.Writer) (int, error) {
+func (c *command) stressReal(t *conform.Target, seed int64, runs int, d time.Duration, stdout io.Writer) (int, error) {
 	fmt.Fprintf(stdout, "%s  real goroutines under the Go scheduler\n", describeTarget(t.Protocol.Name, t.Variant, t.Params))
 	start := time.Now()
 	n, ops := 0, 0
 	for ; (runs == 0 || n < runs) && (d == 0 || time.Since(start) < d); n++ {
+		if c.interrupted() {
+			fmt.Fprintf(stdout, "interrupted after %d runs, %d operations, %d histories checked by porcupine: 0 violations so far\n", n, ops, n)
+			return ExitInterrupted, nil
+		}
 		v, k, err := t.Real(seed + int64(n))
 		if err != nil {
 			return 0, err
@@ -87,12 +91,16 @@ func stressReal(t *conform.Target, seed int64, runs int, d time.Duration, stdout
 	return ExitOK, nil
 }
 
-func stressControlled(t *conform.Target, s rt.Strategy, runs int, d time.Duration, maxSteps int, out string, stdout io.Writer) (int, error) {
+func (c *command) stressControlled(t *conform.Target, s rt.Strategy, runs int, d time.Duration, maxSteps int, out string, stdout io.Writer) (int, error) {
 	fmt.Fprintf(stdout, "%s  controlled scheduler, %s\n", describeTarget(t.Protocol.Name, t.Variant, t.Params), s)
 	start := time.Now()
 	n, bounded := 0, 0
 	exhausted := false
 	for ; (runs == 0 || n < runs) && (d == 0 || time.Since(start) < d); n++ {
+		if c.interrupted() {
+			fmt.Fprintf(stdout, "interrupted after %d runs: no violation so far\n", n)
+			return ExitInterrupted, nil
+		}
 		run, err := t.Controlled(s, maxSteps)
 		if err != nil {
 			return 0, err

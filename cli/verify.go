@@ -59,20 +59,27 @@ func (c *command) verify(args []string) (int, error) {
 		ps = c.reg.Protocols
 	}
 	var rows []verifyRow
-	ok := true
+	ok, interrupted, total := true, false, 0
+	for _, p := range ps {
+		total += len(p.Variants)
+	}
 	for _, p := range ps {
 		for _, v := range p.Variants {
+			if interrupted {
+				break
+			}
 			var w io.Writer
 			if *progress {
 				w = stderr
 			}
 			opts := base
 			opts.Progress = w
-			row, err := verifyVariant(p, v, opts, *symmetry)
+			row, err := c.verifyVariant(p, v, opts, *symmetry)
 			if err != nil {
 				return 0, err
 			}
-			ok = ok && row.Match
+			interrupted = row.Found == string(explorer.Interrupted)
+			ok = ok && (row.Match || interrupted)
 			rows = append(rows, row)
 		}
 	}
@@ -85,7 +92,10 @@ func (c *command) verify(args []string) (int, error) {
 		fmt.Fprintln(tw, "variant\texpected\tfound\tstates\ttransitions\ttrace\tlin walks\ttime\t\t")
 		for _, r := range rows {
 			mark := "match"
-			if !r.Match {
+			switch {
+			case r.Found == string(explorer.Interrupted):
+				mark = "interrupted"
+			case !r.Match:
 				mark = "MISMATCH"
 			}
 			trace := "-"
@@ -109,17 +119,24 @@ func (c *command) verify(args []string) (int, error) {
 				matched++
 			}
 		}
-		fmt.Fprintf(stdout, "%d of %d variants match their expected verdict\n", matched, len(rows))
+		if interrupted {
+			fmt.Fprintf(stdout, "interrupted: %d of the %d variants checked before it match their expected verdict; %d of %d not verified\n", matched, len(rows)-1, total-len(rows)+1, total)
+		} else {
+			fmt.Fprintf(stdout, "%d of %d variants match their expected verdict\n", matched, len(rows))
+		}
 	}
-	if !ok {
+	switch {
+	case !ok:
 		return ExitViolation, nil
+	case interrupted:
+		return ExitInterrupted, nil
 	}
 	return ExitOK, nil
 }
 
 // verifyVariant explores v exhaustively at default size; for a variant
 // expected correct it also checks linearizability on seeded random walks.
-func verifyVariant(p *model.Protocol, v model.Variant, opts explorer.Options, symmetry bool) (verifyRow, error) {
+func (c *command) verifyVariant(p *model.Protocol, v model.Variant, opts explorer.Options, symmetry bool) (verifyRow, error) {
 	start := time.Now()
 	opts.Clock = time.Now
 	if symmetry {
@@ -129,7 +146,7 @@ func verifyVariant(p *model.Protocol, v model.Variant, opts explorer.Options, sy
 		}
 		_, opts.Symmetry = m.(model.Symmetric)
 	}
-	o, err := explore(p, v.Name, nil, opts)
+	o, err := c.exploreVariant(p, v.Name, nil, opts)
 	if err != nil {
 		return verifyRow{}, err
 	}
