@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -217,22 +218,23 @@ func (c *command) explore(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := errors.Join(checkWritable("out", *out), checkWritable("html", *html)); err != nil {
+		return 0, err
+	}
 	o, err := c.exploreVariant(p, v.Name, given, opts)
 	if err != nil {
 		return 0, err
 	}
+	// The trace first, then the result on stdout, then the HTML view: a
+	// file that cannot be written loses nothing else.
+	var failed []error
 	if *out != "" && o.trace != nil {
 		if err := traces.Save(*out, o.trace); err != nil {
-			return 0, err
-		}
-	}
-	if *html != "" && o.trace != nil {
-		if err := writeHTML(*html, o.replay); err != nil {
-			return 0, err
+			failed = append(failed, outputError("out", *out, err))
 		}
 	}
 	if *out != "" && o.trace == nil {
-		fmt.Fprintf(stderr, "check explore: no violation, so nothing was written to %s\n", *out)
+		fmt.Fprintf(stderr, "%s explore: no violation, so nothing was written to %s\n", c.reg.name(), *out)
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, o.document()); err != nil {
@@ -240,6 +242,14 @@ func (c *command) explore(args []string) (int, error) {
 		}
 	} else if err := o.print(stdout, stderr, *full); err != nil {
 		return 0, err
+	}
+	if *html != "" && o.trace != nil {
+		if err := writeHTML(*html, o.replay); err != nil {
+			failed = append(failed, outputError("html", *html, err))
+		}
+	}
+	if len(failed) > 0 {
+		return 0, errors.Join(failed...)
 	}
 	return o.exitCode(), nil
 }

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"text/tabwriter"
 )
 
@@ -85,13 +83,4 @@ func (c *command) explain(args []string) (int, error) {
 	}
 	fmt.Fprintf(stdout, "  try:      check explore %s/%s\n", p.Name, v.Name)
 	return ExitOK, nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }

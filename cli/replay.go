@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/protocheck/protocheck/traces"
 )
@@ -59,14 +57,12 @@ func (c *command) replay(args []string) (int, error) {
 	if *impl {
 		return c.replayImpl(pos[0], stdout)
 	}
+	if err := checkWritable("html", *html); err != nil {
+		return 0, err
+	}
 	r, err := c.load(pos[0])
 	if err != nil {
 		return 0, err
-	}
-	if *html != "" {
-		if err := writeHTML(*html, r); err != nil {
-			return 0, err
-		}
 	}
 	code := ExitOK
 	verdict := "no violation"
@@ -78,10 +74,16 @@ func (c *command) replay(args []string) (int, error) {
 		for i, name := range r.Machine.Metrics() {
 			d.Metrics = append(d.Metrics, metricTotal{name, r.Execution.Totals[i]})
 		}
-		return code, writeJSON(stdout, d)
-	}
-	if err := render(stdout, r, *full); err != nil {
+		if err := writeJSON(stdout, d); err != nil {
+			return 0, err
+		}
+	} else if err := render(stdout, r, *full); err != nil {
 		return 0, err
+	}
+	if *html != "" {
+		if err := writeHTML(*html, r); err != nil {
+			return 0, outputError("html", *html, err)
+		}
 	}
 	return code, nil
 }
@@ -96,6 +98,9 @@ func (c *command) minimize(args []string) (int, error) {
 	}
 	if len(pos) != 1 {
 		return 0, usagef("minimize takes one trace FILE")
+	}
+	if err := checkWritable("out", *out); err != nil {
+		return 0, err
 	}
 	r, err := c.load(pos[0])
 	if err != nil {
@@ -118,7 +123,7 @@ func (c *command) minimize(args []string) (int, error) {
 		return ExitViolation, err
 	}
 	if err := traces.Save(*out, m); err != nil {
-		return 0, err
+		return 0, outputError("out", *out, err)
 	}
 	fmt.Fprintf(stdout, "minimized %d steps to %d; written to %s\n\n", len(r.Trace.Schedule), len(m.Schedule), *out)
 	rep, err := traces.Replay(p, m)
@@ -126,15 +131,6 @@ func (c *command) minimize(args []string) (int, error) {
 		return 0, err
 	}
 	return ExitViolation, render(stdout, rep, false)
-}
-
-// writeHTML writes the HTML view of a replayed trace.
-func writeHTML(path string, r *traces.Replayed) error {
-	var buf bytes.Buffer
-	if err := traces.RenderHTML(&buf, r); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // render writes the text view: every step and change with full, otherwise

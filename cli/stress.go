@@ -59,6 +59,9 @@ func (c *command) stress(args []string) (int, error) {
 		default:
 			return 0, usagef("unknown --strategy %q for the controlled scheduler (random, pct, dfs)", *strategy)
 		}
+		if err := checkWritable("out", *out); err != nil {
+			return 0, err
+		}
 		return c.stressControlled(target, s, *runs, *duration, *maxSteps, *out, stdout)
 	}
 	if *out != "" {
@@ -131,7 +134,7 @@ func (c *command) stressControlled(t *conform.Target, s rt.Strategy, runs int, d
 				return 0, err
 			}
 			if err := traces.Save(out, min); err != nil {
-				return 0, err
+				return 0, outputError("out", out, err)
 			}
 			fmt.Fprintf(stdout, "schedule minimized from %d to %d steps and written to %s (check replay %s; check replay --impl %s)\n", len(tr.Schedule), len(min.Schedule), out, out, out)
 		}
