@@ -126,14 +126,14 @@ func (r *Registry) Lookup(name string) (*model.Protocol, error) {
 	for i, p := range r.Protocols {
 		names[i] = p.Name
 	}
-	return nil, fmt.Errorf("unknown protocol %q (protocols: %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("unknown protocol %q (protocols: %s)", clip(name), strings.Join(names, ", "))
 }
 
 // Parse splits "PROTOCOL/VARIANT" and looks both up.
 func (r *Registry) Parse(spec string) (*model.Protocol, model.Variant, error) {
 	name, variant, ok := strings.Cut(spec, "/")
 	if !ok || name == "" || variant == "" {
-		return nil, model.Variant{}, fmt.Errorf("expected PROTOCOL/VARIANT, got %q", spec)
+		return nil, model.Variant{}, fmt.Errorf("expected PROTOCOL/VARIANT, got %q", clip(spec))
 	}
 	p, err := r.Lookup(name)
 	if err != nil {
@@ -272,7 +272,7 @@ func (c *command) run(args []string) int {
 	}
 	cmd, ok := cmds[name]
 	if !ok {
-		fmt.Fprintf(c.stderr, "%s: unknown command %q\n\n%s", c.reg.name(), name, c.usage())
+		fmt.Fprintf(c.stderr, "%s: unknown command %q\n\n%s", c.reg.name(), clip(name), c.usage())
 		return ExitUsage
 	}
 	code, err := cmd(args[1:])
@@ -280,20 +280,32 @@ func (c *command) run(args []string) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
-		fmt.Fprintf(c.stderr, "%s %s: %v\n", c.reg.name(), name, err)
+		fmt.Fprintf(c.stderr, "%s %s: %s\n", c.reg.name(), name, clipTo(err.Error(), maxMessage))
+		var fe flagError
+		if errors.As(err, &fe) {
+			fmt.Fprintf(c.stderr, "run \"%s %s -h\" for its flags\n", c.reg.name(), name)
+		}
 		return ExitUsage
 	}
 	return code
 }
 
+// flagError is an error of the flag package: an unknown flag or a value it
+// cannot parse.
+type flagError struct{ error }
+
 // newFlags returns a flag set for command name whose -h prints synopsis
-// and the flags' defaults on stdout.
+// and the flags' defaults on stdout (help asked for is the result); the
+// flag package's own output is discarded, and errors are reported once,
+// on stderr, by run.
 func (c *command) newFlags(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(c.stdout, "usage: %s %s\n", c.reg.name(), synopsis)
 		fs.SetOutput(c.stdout)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }
@@ -301,14 +313,10 @@ func (c *command) newFlags(name, synopsis string) *flag.FlagSet {
 // parse parses flags that may come before or after positional arguments
 // and returns the positional ones. Errors are usage errors.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usageError{err}
+		if err := parseOnce(fs, args); err != nil {
+			return nil, err
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -322,6 +330,23 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseOnce is fs.Parse, printing the help (on stdout) only when it was
+// asked for: the flag package calls Usage after any error.
+func parseOnce(fs *flag.FlagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return err
+	case err != nil:
+		return usageError{flagError{errors.New(clip(err.Error()))}}
+	}
+	return nil
+}
+
 // parseParams turns "key=value" arguments into params. Values must be
 // integers; range checks are the protocol's (model.Protocol.Resolve).
 func parseParams(args []string) (model.Params, error) {
@@ -329,14 +354,14 @@ func parseParams(args []string) (model.Params, error) {
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
-			return nil, usagef("expected key=value, got %q", a)
+			return nil, usagef("expected key=value, got %q", clip(a))
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, usagef("parameter %s: %q is not an integer", k, v)
+			return nil, usagef("parameter %s: %q is not an integer", clip(k), clip(v))
 		}
 		if _, dup := p[k]; dup {
-			return nil, usagef("parameter %s given twice", k)
+			return nil, usagef("parameter %s given twice", clip(k))
 		}
 		p[k] = n
 	}
@@ -359,3 +384,33 @@ func (c *command) parseTarget(cmd string, pos []string) (*model.Protocol, model.
 	}
 	return p, v, given, nil
 }
+
+// maxQuoted bounds what a message quotes of the user's input (an
+// argument, a label read from a trace file): enough to recognise it, not
+// enough to flood a terminal with a 50 MB argument.
+const maxQuoted = 200
+
+// maxMessage bounds a whole error message, whatever it quotes.
+const maxMessage = 2000
+
+// clip shortens s to about maxQuoted bytes, saying how much it left out.
+func clip(s string) string { return clipTo(s, maxQuoted) }
+
+// clipTo keeps the start and the end of s, at most n bytes together, on
+// rune boundaries.
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n*3/4, n/4
+	for head > 0 && !utf8Start(s[head]) {
+		head--
+	}
+	from := len(s) - tail
+	for from < len(s) && !utf8Start(s[from]) {
+		from++
+	}
+	return fmt.Sprintf("%s…[%d bytes left out]…%s", s[:head], from-head, s[from:])
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -66,9 +66,9 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"compare", "pvflush", "fixed", "nosuch"}, `no variant "nosuch"`},
 		{[]string{"bench", "pvflush/nosuch"}, `no variant "nosuch"`},
 	} {
-		code, _, stderr := check(t, tc.args...)
-		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
-			t.Errorf("check %q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		code, stdout, stderr := check(t, tc.args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("check %q: exit %d, stdout %q, stderr %q; want exit 2, %q on stderr and nothing on stdout", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
 }

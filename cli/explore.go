@@ -203,6 +203,7 @@ func (c *command) explore(args []string) (int, error) {
 	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
 	html := fs.String("html", "", "write an HTML view of the counterexample to this file")
 	full := fs.Bool("full", false, "show every step and every changed variable of the counterexample (default: a summary that fits on a screen)")
+	timing := fs.Bool("timing", false, "show the wall-clock time on stdout (text) or as \"seconds\" (--json); otherwise it goes to stderr and stdout is the same for the same inputs")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -237,11 +238,17 @@ func (c *command) explore(args []string) (int, error) {
 		fmt.Fprintf(stderr, "%s explore: no violation, so nothing was written to %s\n", c.reg.name(), *out)
 	}
 	if *asJSON {
-		if err := writeJSON(stdout, o.document()); err != nil {
+		if err := writeJSON(stdout, o.document(*timing)); err != nil {
 			return 0, err
 		}
-	} else if err := o.print(stdout, stderr, *full); err != nil {
-		return 0, err
+	} else {
+		times := stderr
+		if *timing {
+			times = stdout
+		}
+		if err := o.print(stdout, times, *full); err != nil {
+			return 0, err
+		}
 	}
 	if *html != "" && o.trace != nil {
 		if err := writeHTML(*html, o.replay); err != nil {
@@ -266,8 +273,9 @@ func (o *outcome) exitCode() int {
 	return ExitOK
 }
 
-// print writes the text report: verdict, statistics, metrics, trace.
-func (o *outcome) print(w, stats io.Writer, full bool) error {
+// print writes the text report (verdict, statistics, metrics, trace) to w
+// and the wall-clock time, which depends on the machine, to times.
+func (o *outcome) print(w, times io.Writer, full bool) error {
 	r := o.result
 	fmt.Fprintf(w, "%s  strategy %s\n", describeTarget(o.protocol.Name, o.variant, o.params), r.Strategy)
 	switch r.Verdict {
@@ -294,8 +302,7 @@ func (o *outcome) print(w, stats io.Writer, full bool) error {
 	} else if o.linWalks > 0 {
 		fmt.Fprintf(w, "linearizability: the histories of %d random walks (seed 1) checked against the spec, since %s merges paths\n", o.linWalks, r.Strategy)
 	}
-	// Timing depends on the machine: stderr, like progress.
-	fmt.Fprintf(stats, "time: %s (%.0f states/s)\n", s.Elapsed.Round(time.Millisecond), s.StatesPerSec)
+	fmt.Fprintf(times, "time: %s (%.0f states/s)\n", s.Elapsed.Round(time.Millisecond), s.StatesPerSec)
 	if s.FingerprintCollision > 0 || s.FingerprintCollisionObserved > 0 {
 		fmt.Fprintf(w, "fingerprints: the probability that a collision hid a state is about %.2g (optimistic estimate) and %.2g (from the fingerprints stored)\n", s.FingerprintCollision, s.FingerprintCollisionObserved)
 	}
@@ -341,7 +348,7 @@ type document struct {
 	Transitions          int64            `json:"transitions"`
 	Depth                int              `json:"depth"`
 	Executions           int64            `json:"executions,omitempty"`
-	Seconds              float64          `json:"seconds"`
+	Seconds              float64          `json:"seconds,omitempty"` // with --timing only
 	BytesPerState        float64          `json:"bytes_per_state,omitempty"`
 	FingerprintCollision float64          `json:"fingerprint_collision,omitempty"`
 	Violation            *model.Violation `json:"violation"`
@@ -358,14 +365,19 @@ type metricDoc struct {
 	Transitions int64   `json:"transitions"`
 }
 
-func (o *outcome) document() document {
+// document is the --json form of o; the time only with timing, so that
+// the same inputs give the same bytes.
+func (o *outcome) document(timing bool) document {
 	r := o.result
 	d := document{
 		Protocol: o.protocol.Name, Variant: o.variant, Params: o.params, Strategy: r.Strategy,
 		Verdict: r.Verdict, Bound: r.Bound, States: r.Stats.States, Transitions: r.Stats.Transitions,
-		Depth: r.Stats.Depth, Executions: r.Stats.Executions, Seconds: r.Stats.Elapsed.Seconds(),
+		Depth: r.Stats.Depth, Executions: r.Stats.Executions,
 		BytesPerState: r.Stats.BytesPerState, FingerprintCollision: r.Stats.FingerprintCollision,
 		Violation: r.Violation, Trace: o.trace, Metrics: []metricDoc{},
+	}
+	if timing {
+		d.Seconds = r.Stats.Elapsed.Seconds()
 	}
 	for _, m := range r.Metrics {
 		d.Metrics = append(d.Metrics, metricDoc{m.Name, m.Executions, m.Min, m.Max, m.Mean, m.Transitions})

@@ -28,6 +28,7 @@ func (c *command) stress(args []string) (int, error) {
 	depth := fs.Int("depth", 3, "controlled pct: bug depth")
 	preemptions := fs.Int("preemptions", 2, "controlled dfs: preemption bound (-1: none)")
 	maxSteps := fs.Int("max-steps", 10000, "controlled: bound on steps per run")
+	timing := fs.Bool("timing", false, "show the wall-clock time on stdout (otherwise on stderr)")
 	out := fs.String("out", "", "controlled: write the failing schedule as a trace (replays with check replay, and on the code with --impl)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -47,6 +48,10 @@ func (c *command) stress(args []string) (int, error) {
 	if *runs == 0 && *duration == 0 {
 		*runs = 200
 	}
+	lim := limits{runs: *runs, duration: *duration, start: time.Now(), times: c.stderr}
+	if *timing {
+		lim.times = stdout
+	}
 	if *controlled {
 		var s rt.Strategy
 		switch *strategy {
@@ -62,19 +67,37 @@ func (c *command) stress(args []string) (int, error) {
 		if err := checkWritable("out", *out); err != nil {
 			return 0, err
 		}
-		return c.stressControlled(target, s, *runs, *duration, *maxSteps, *out, stdout)
+		return c.stressControlled(target, s, lim, *maxSteps, *out)
 	}
 	if *out != "" {
 		return 0, usagef("--out needs --controlled: a run under the Go scheduler has no schedule to replay")
 	}
-	return c.stressReal(target, *seed, *runs, *duration, stdout)
+	return c.stressReal(target, *seed, lim)
 }
 
-func (c *command) stressReal(t *conform.Target, seed int64, runs int, d time.Duration, stdout io.Writer) (int, error) {
+// limits says how long stress runs and where its wall-clock time goes.
+type limits struct {
+	runs     int           // 0: no bound
+	duration time.Duration // 0: no bound
+	start    time.Time
+	times    io.Writer
+}
+
+// more reports whether run n (from 0) is within the limits.
+func (l *limits) more(n int) bool {
+	return (l.runs == 0 || n < l.runs) && (l.duration == 0 || time.Since(l.start) < l.duration)
+}
+
+func (l *limits) printTime() {
+	fmt.Fprintf(l.times, "time: %s\n", time.Since(l.start).Round(time.Millisecond))
+}
+
+func (c *command) stressReal(t *conform.Target, seed int64, lim limits) (int, error) {
+	stdout := c.stdout
 	fmt.Fprintf(stdout, "%s  real goroutines under the Go scheduler\n", describeTarget(t.Protocol.Name, t.Variant, t.Params))
-	start := time.Now()
 	n, ops := 0, 0
-	for ; (runs == 0 || n < runs) && (d == 0 || time.Since(start) < d); n++ {
+	defer lim.printTime()
+	for ; lim.more(n); n++ {
 		if c.interrupted() {
 			fmt.Fprintf(stdout, "interrupted after %d runs, %d operations, %d histories checked by porcupine: 0 violations so far\n", n, ops, n)
 			return ExitInterrupted, nil
@@ -90,16 +113,17 @@ func (c *command) stressReal(t *conform.Target, seed int64, runs int, d time.Dur
 			return ExitViolation, nil
 		}
 	}
-	fmt.Fprintf(stdout, "%d runs, %d operations, %d histories checked by porcupine: ok, 0 violations (%s)\n", n, ops, n, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%d runs, %d operations, %d histories checked by porcupine: ok, 0 violations\n", n, ops, n)
 	return ExitOK, nil
 }
 
-func (c *command) stressControlled(t *conform.Target, s rt.Strategy, runs int, d time.Duration, maxSteps int, out string, stdout io.Writer) (int, error) {
+func (c *command) stressControlled(t *conform.Target, s rt.Strategy, lim limits, maxSteps int, out string) (int, error) {
+	stdout := c.stdout
 	fmt.Fprintf(stdout, "%s  controlled scheduler, %s\n", describeTarget(t.Protocol.Name, t.Variant, t.Params), s)
-	start := time.Now()
 	n, bounded := 0, 0
 	exhausted := false
-	for ; (runs == 0 || n < runs) && (d == 0 || time.Since(start) < d); n++ {
+	defer lim.printTime()
+	for ; lim.more(n); n++ {
 		if c.interrupted() {
 			fmt.Fprintf(stdout, "interrupted after %d runs: no violation so far\n", n)
 			return ExitInterrupted, nil
@@ -147,7 +171,7 @@ func (c *command) stressControlled(t *conform.Target, s rt.Strategy, runs int, d
 	if bounded > 0 {
 		how += fmt.Sprintf(", %d cut at max-steps=%d", bounded, maxSteps)
 	}
-	fmt.Fprintf(stdout, "%s: no violation (%s)\n", how, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s: no violation\n", how)
 	return ExitOK, nil
 }
 
