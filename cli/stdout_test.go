@@ -82,6 +82,7 @@ func TestMessagesQuotingInputAreBounded(t *testing.T) {
 		{"explore", "--" + huge, "pvflush/fixed"},
 		{"explore", "--runs", huge, "pvflush/fixed"},
 		{"replay", edited},
+		{"replay", "--impl", edited},
 	} {
 		code, stdout, stderr := check(t, args...)
 		if code != cli.ExitUsage || len(stderr) > 4000 || stdout != "" {

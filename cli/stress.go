@@ -187,43 +187,48 @@ func traceOfRun(t *conform.Target, run *rt.Run) (*traces.Trace, error) {
 
 // replayImpl drives the real implementation along a trace's schedule,
 // checking every label, and says whether the violation reproduces on the
-// code.
+// code. The trace must first replay on the model exactly as check replay
+// requires (every parameter recorded, the same threads, labels and
+// violation), so that a trace edited by hand is rejected with the first
+// step where it diverges rather than run on defaults it does not show.
 func (c *command) replayImpl(path string, stdout io.Writer) (int, error) {
-	tr, err := traces.Load(path)
+	r, err := c.load(path)
 	if err != nil {
-		return 0, usageError{err}
+		return 0, err
 	}
+	tr := r.Trace
 	p, err := c.reg.Lookup(tr.Protocol)
 	if err != nil {
-		return 0, usageError{fmt.Errorf("%s: %w", path, err)}
+		return 0, usageError{err}
 	}
 	target, err := conform.NewTarget(p, c.reg.Impl(p.Name), tr.Variant, tr.Params)
 	if err != nil {
 		return 0, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
-	labels := tr.Labels()
-	run, err := target.ReplayModel(tr.Schedule, labels)
+	run, err := target.ReplayModel(tr.Schedule, tr.Labels())
 	if err != nil {
 		return 0, err
+	}
+	if err := target.CheckThreads(run); err != nil {
+		return 0, usageError{fmt.Errorf("%s: model and code disagree: %w", path, err)}
+	}
+	if run.Err != nil {
+		return 0, usageError{fmt.Errorf("%s: model and code disagree: %w", path, run.Err)}
+	}
+	want, got := r.Execution.Violation, run.Violation
+	if (want == nil) != (got == nil) || want != nil && want.Property != got.Property {
+		return 0, usageError{fmt.Errorf("%s: model and code disagree at the end (step %d): the model gives %v, the code %v", path, len(tr.Schedule), describe(want), describe(got))}
 	}
 	fmt.Fprintf(stdout, "%s  the real implementation driven by %s (%d steps)\n", describeTarget(tr.Protocol, tr.Variant, tr.Params), path, len(tr.Schedule))
 	for i, s := range run.Steps {
 		fmt.Fprintf(stdout, "%4d  %-18s %s\n", i+1, s.Thread, s.Label)
 	}
-	if run.Err != nil {
-		return 0, usageError{fmt.Errorf("model and code disagree: %w", run.Err)}
-	}
-	want := tr.Violation
-	got := run.Violation
-	switch {
-	case want == nil && got == nil:
+	if got == nil {
 		fmt.Fprintln(stdout, "no violation, on the model and on the code")
 		return ExitOK, nil
-	case want != nil && got != nil && want.Property == got.Property:
-		fmt.Fprintf(stdout, "reproduced on the real code: %s: %s\n", got.Property, got.Message)
-		return ExitViolation, nil
 	}
-	return 0, usageError{fmt.Errorf("model and code disagree at the end: the trace records %v, the code gives %v", describe(want), describe(got))}
+	fmt.Fprintf(stdout, "reproduced on the real code: %s: %s\n", got.Property, got.Message)
+	return ExitViolation, nil
 }
 
 func describe(v *model.Violation) string {
