@@ -374,3 +374,19 @@ func TestExploreChecksHistoriesAndKeepsTimingOffStdout(t *testing.T) {
 		t.Errorf("two runs printed different stdout:\n%s\n%s", out1, out2)
 	}
 }
+
+// A deadlock of the real code under the Go scheduler is a verdict: exit 1
+// with who waits for what, never Go's fatal error (which would end this
+// test binary).
+func TestStressReportsARealDeadlock(t *testing.T) {
+	code, out, stderr := check(t, "stress", "exclusive/non-recursive", "--runs", "3")
+	if code != cli.ExitViolation || !strings.Contains(out, "violation of deadlock: every goroutine waits: vcpu0 waits on exclusive_resume") {
+		t.Errorf("stress exclusive/non-recursive: exit %d\n%s%s", code, out, stderr)
+	}
+	// no-kick breaks no-stale-translation or deadlocks, as the Go
+	// scheduler has it; either is a violation.
+	code, out, stderr = check(t, "stress", "cputlb/no-kick", "--runs", "100")
+	if code != cli.ExitViolation || !strings.Contains(out, "violation of no-stale-translation") && !strings.Contains(out, "violation of deadlock: every goroutine waits: cpu") {
+		t.Errorf("stress cputlb/no-kick: exit %d\n%s%s", code, out, stderr)
+	}
+}

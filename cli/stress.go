@@ -29,6 +29,7 @@ func (c *command) stress(args []string) (int, error) {
 	preemptions := fs.Int("preemptions", 2, "controlled dfs: preemption bound (-1: none)")
 	maxSteps := fs.Int("max-steps", 10000, "controlled: bound on steps per run")
 	timing := fs.Bool("timing", false, "show the wall-clock time on stdout (otherwise on stderr)")
+	watchdog := fs.Duration("watchdog", 10*time.Second, "real: a run that has not ended after this long is reported as a deadlock (a busy-wait that never ends; a deadlock in locks and condition variables is reported at once)")
 	out := fs.String("out", "", "controlled: write the failing schedule as a trace (replays with check replay, and on the code with --impl)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -72,6 +73,10 @@ func (c *command) stress(args []string) (int, error) {
 	if *out != "" {
 		return 0, usagef("--out needs --controlled: a run under the Go scheduler has no schedule to replay")
 	}
+	if *watchdog <= 0 {
+		return 0, usagef("--watchdog must be positive, got %s", *watchdog)
+	}
+	target.Watchdog = *watchdog
 	return c.stressReal(target, *seed, lim)
 }
 
