@@ -9,6 +9,7 @@ import (
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -36,7 +37,9 @@ func implTarget(t *testing.T, variant string, p model.Params) *conform.Target {
 // max-steps. The counts are logged.
 func TestImplConformance(t *testing.T) {
 	runs := 200
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
+		// The race detector slows a controlled run tenfold; model and
+		// code agree the same with fewer runs.
 		runs = 50
 	}
 	sizes := []model.Params{nil, {"cpus": 3}, {"cpus": 4, "accesses": 1}}

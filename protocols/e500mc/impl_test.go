@@ -7,6 +7,7 @@ import (
 
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -32,7 +33,9 @@ func implTarget(t *testing.T, im *rt.Impl, variant string, p model.Params) *conf
 // same end).
 func TestImplConformance(t *testing.T) {
 	runs := 200
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
+		// The race detector slows a controlled run tenfold; model and
+		// code agree the same with fewer runs.
 		runs = 50
 	}
 	strategies := []struct {
@@ -279,28 +282,39 @@ func TestImplUngatedIsLoud(t *testing.T) {
 	t.Fatal("200 ungated random runs never took an alternative the code does not offer")
 }
 
-// TestImplRealFindsBug: under the Go scheduler alone, never-flush's
-// pollution shows up in the real code (a vCPU of the same VM runs next on
-// the core and hits the entry its sibling left). Only the property is
-// asserted, and only that some of 200 runs find it (177 do at seed 0..199
-// without -race): which run does is up to the Go scheduler.
+// TestImplRealFindsBug: under the Go scheduler alone, never-flush breaks
+// the real code. Which property a run breaks first is up to the Go
+// scheduler: no-pollution (a vCPU of the same VM runs next on the core and
+// hits the entry its sibling left) or, at these sizes where VMs are
+// destroyed and their LPIDs reused, vm-isolation (a vCPU of the new VM
+// hits the destroyed VM's entry, which never-flush leaves too). The test
+// accepts exactly the properties the model itself reaches for never-flush
+// at these parameters (checked first, on seeded walks), and asserts only
+// that some of 200 runs find one (177 do at seeds 0..199 without -race).
 func TestImplRealFindsBug(t *testing.T) {
 	tg := implTarget(t, Impl, "never-flush", implStressParams[1])
-	found := 0
+	accept, err := tg.ModelViolations(200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !accept[NoPollution] || !accept[VMIsolation] {
+		t.Fatalf("the model's walks of never-flush reach %v; want both %s and %s", accept, NoPollution, VMIsolation)
+	}
+	found := map[string]int{}
 	for seed := int64(0); seed < 200; seed++ {
 		v, _, err := tg.Real(seed)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		if v != nil {
-			if v.Property != NoPollution {
-				t.Fatalf("seed %d: %v", seed, v)
+			if !accept[v.Property] {
+				t.Fatalf("seed %d: %v, which the model does not reach for never-flush", seed, v)
 			}
-			found++
+			found[v.Property]++
 		}
 	}
-	if found == 0 {
-		t.Fatal("200 real runs of never-flush found no pollution")
+	if len(found) == 0 {
+		t.Fatal("200 real runs of never-flush found no violation")
 	}
-	t.Logf("%d of 200 real runs violate %s", found, NoPollution)
+	t.Logf("of 200 real runs: %v", found)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -48,7 +49,9 @@ func TestImplConformance(t *testing.T) {
 		{nil, 100},
 		{model.Params{"vcpus": 4, "rounds": 2, "safe-work": 3, "run-on-cpu": 3}, 15},
 	}
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
+		// The race detector slows a controlled run tenfold; model and
+		// code agree the same with fewer runs.
 		sizes = sizes[:1]
 		sizes[0].runs = 25
 	}
