@@ -347,6 +347,25 @@ func parseOnce(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// given returns the names of the flags set on the command line.
+func given(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// unused is a usage error for the first of names given on the command
+// line: they do nothing in this combination (why), and a flag that is
+// silently ignored runs something else than the user asked for.
+func unused(set map[string]bool, why string, names ...string) error {
+	for _, n := range names {
+		if set[n] {
+			return usagef("--%s does nothing %s", n, why)
+		}
+	}
+	return nil
+}
+
 // parseParams turns "key=value" arguments into params. Values must be
 // integers; range checks are the protocol's (model.Protocol.Resolve).
 func parseParams(args []string) (model.Params, error) {

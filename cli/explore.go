@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,8 +52,10 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 // values that cannot mean what they say, instead of silently running
 // something else than asked.
 func (f *exploreFlags) check(fs *flag.FlagSet) error {
-	f.set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	f.set = given(fs)
+	if !slices.Contains(explorer.Strategies, f.strategy) {
+		return usagef("unknown strategy %q (strategies: %s)", clip(f.strategy), strings.Join(explorer.Strategies, ", "))
+	}
 	only := map[string][]string{
 		"preemptions":  {explorer.DFS},
 		"no-reduction": {explorer.DFS},
@@ -76,9 +79,14 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 			return usagef("--%s does nothing with --strategy %s (it applies to: %s)", name, f.strategy, strings.Join(only[name], ", "))
 		}
 	}
-	for name, v := range map[string]int{"runs": f.runs, "max-steps": f.maxSteps, "max-states": f.maxStates, "depth": f.depth, "workers": f.workers} {
-		if f.set[name] && v <= 0 {
-			return usagef("--%s must be at least 1, got %d", name, v)
+	// A slice, not a map: with two bad values, the same one is named on
+	// every run.
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"runs", f.runs}, {"max-steps", f.maxSteps}, {"max-states", f.maxStates}, {"depth", f.depth}, {"workers", f.workers}} {
+		if f.set[n.name] && n.v <= 0 {
+			return usagef("--%s must be at least 1, got %d", n.name, n.v)
 		}
 	}
 	if f.set["preemptions"] && f.preemptions < 0 {
@@ -210,6 +218,11 @@ func (c *command) explore(args []string) (int, error) {
 	}
 	if err := ef.check(fs); err != nil {
 		return 0, err
+	}
+	if *asJSON {
+		if err := unused(ef.set, "with --json (the trace is in the document, every step of it)", "full"); err != nil {
+			return 0, err
+		}
 	}
 	p, v, given, err := c.parseTarget("explore", pos)
 	if err != nil {

@@ -54,8 +54,17 @@ func (c *command) replay(args []string) (int, error) {
 	if len(pos) != 1 {
 		return 0, usagef("replay takes one trace FILE")
 	}
+	set := given(fs)
 	if *impl {
+		if err := unused(set, "with --impl (it prints the code's steps and whether the violation reproduces)", "json", "html", "full"); err != nil {
+			return 0, err
+		}
 		return c.replayImpl(pos[0], stdout)
+	}
+	if *asJSON {
+		if err := unused(set, "with --json (the trace is in the document, every step of it)", "full"); err != nil {
+			return 0, err
+		}
 	}
 	if err := checkWritable("html", *html); err != nil {
 		return 0, err

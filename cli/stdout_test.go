@@ -107,3 +107,40 @@ func showsTime(out string) bool {
 	}
 	return false
 }
+
+// A flag that would do nothing in the combination given is an error, the
+// same way in every command; so are values explore already rejects.
+func TestIgnoredFlagsAreErrors(t *testing.T) {
+	trace := filepath.Join("..", "testdata", "pvflush", "posted.trace.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify", "cputlb", "--workers", "0"}, "--workers must be at least 1, got 0"},
+		{[]string{"explore", "cputlb/synced", "--workers", "0"}, "--workers must be at least 1, got 0"},
+		{[]string{"verify", "cputlb", "--strategy", "dfs", "--workers", "2"}, "--workers does nothing with --strategy dfs"},
+		{[]string{"verify", "cputlb", "--strategy", ""}, "--strategy must be bfs or dfs"},
+		{[]string{"explore", "cputlb/synced", "--strategy", ""}, `unknown strategy ""`},
+		{[]string{"compare", "cputlb", "synced", "non-synced", "--strategy", ""}, `unknown strategy ""`},
+		{[]string{"stress", "cputlb/synced", "--strategy", "pct"}, "--strategy does nothing without --controlled"},
+		{[]string{"stress", "cputlb/synced", "--depth", "2"}, "--depth does nothing without --controlled"},
+		{[]string{"stress", "cputlb/synced", "--preemptions", "1"}, "--preemptions does nothing without --controlled"},
+		{[]string{"stress", "cputlb/synced", "--max-steps", "10"}, "--max-steps does nothing without --controlled"},
+		{[]string{"stress", "cputlb/synced", "--controlled", "--watchdog", "1s"}, "--watchdog does nothing with --controlled"},
+		{[]string{"stress", "cputlb/synced", "--controlled", "--depth", "2"}, "--depth does nothing with --strategy random"},
+		{[]string{"stress", "cputlb/synced", "--controlled", "--strategy", "pct", "--preemptions", "1"}, "--preemptions does nothing with --strategy pct"},
+		{[]string{"stress", "cputlb/synced", "--controlled", "--strategy", "dfs", "--seed", "3"}, "--seed does nothing with --strategy dfs"},
+		{[]string{"stress", "cputlb/synced", "--controlled", "--strategy", ""}, `unknown --strategy ""`},
+		{[]string{"stress", "cputlb/synced", "--watchdog", "0s"}, "--watchdog must be positive"},
+		{[]string{"replay", "--impl", "--json", trace}, "--json does nothing with --impl"},
+		{[]string{"replay", "--impl", "--html", "x.html", trace}, "--html does nothing with --impl"},
+		{[]string{"replay", "--impl", "--full", trace}, "--full does nothing with --impl"},
+		{[]string{"replay", "--json", "--full", trace}, "--full does nothing with --json"},
+		{[]string{"explore", "pvflush/posted", "--json", "--full"}, "--full does nothing with --json"},
+	} {
+		code, stdout, stderr := check(t, tc.args...)
+		if code != cli.ExitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("check %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}

@@ -35,6 +35,9 @@ func (c *command) stress(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := stressFlags(given(fs), *controlled, *strategy); err != nil {
+		return 0, err
+	}
 	p, v, given, err := c.parseTarget("stress", pos)
 	if err != nil {
 		return 0, err
@@ -78,6 +81,29 @@ func (c *command) stress(args []string) (int, error) {
 	}
 	target.Watchdog = *watchdog
 	return c.stressReal(target, *seed, lim)
+}
+
+// stressFlags rejects the flags that would do nothing: those of the
+// controlled scheduler without --controlled, the watchdog with it, and
+// those of another strategy than the one chosen.
+func stressFlags(set map[string]bool, controlled bool, strategy string) error {
+	if !controlled {
+		return unused(set, "without --controlled (it applies to runs under protocheck's scheduler)", "strategy", "depth", "preemptions", "max-steps")
+	}
+	if err := unused(set, "with --controlled (it bounds runs under the Go scheduler)", "watchdog"); err != nil {
+		return err
+	}
+	for _, f := range []struct{ flag, strategy string }{{"depth", "pct"}, {"preemptions", "dfs"}} {
+		if strategy != f.strategy {
+			if err := unused(set, fmt.Sprintf("with --strategy %s (it applies to: %s)", clip(strategy), f.strategy), f.flag); err != nil {
+				return err
+			}
+		}
+	}
+	if strategy == "dfs" {
+		return unused(set, "with --strategy dfs (it enumerates schedules, with no randomness)", "seed")
+	}
+	return nil
 }
 
 // limits says how long stress runs and where its wall-clock time goes.

@@ -45,7 +45,16 @@ func (c *command) verify(args []string) (int, error) {
 		return 0, err
 	}
 	if *strategy != explorer.BFS && *strategy != explorer.DFS {
-		return 0, usagef("verify explores exhaustively: --strategy must be bfs or dfs, got %q", *strategy)
+		return 0, usagef("verify explores exhaustively: --strategy must be bfs or dfs, got %q", clip(*strategy))
+	}
+	set := given(fs)
+	if *strategy == explorer.DFS {
+		if err := unused(set, "with --strategy dfs (it applies to: bfs)", "workers"); err != nil {
+			return 0, err
+		}
+	}
+	if set["workers"] && *workers <= 0 {
+		return 0, usagef("--workers must be at least 1, got %d", *workers)
 	}
 	base := explorer.Options{Strategy: *strategy, Workers: *workers, Fingerprint: *fingerprint}
 	var ps []*model.Protocol
