@@ -10,7 +10,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// cmdBench explores the correct variants of the named protocols (all when
+// bench explores the correct variants of the named protocols (all when
 // none) with every configuration of the explorer — bfs with 1 and N
 // workers, fingerprints, dfs with and without reduction — and prints
 // states, transitions, seconds, states per second and bytes per state.

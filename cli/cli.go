@@ -13,18 +13,23 @@
 // Exit codes follow gofmt's convention: 0 no violation, 1 a violation was
 // found (or a verification did not match its expectation), 2 a usage or
 // input error (unknown protocol, variant or parameter, a bad value, a
-// missing, malformed or divergent trace file). A command stopped by SIGINT
+// missing, malformed or divergent trace file, an output file that cannot
+// be written, a flag that would do nothing). A command stopped by SIGINT
 // or SIGTERM prints what it found so far, with the verdict "interrupted",
 // and exits 128 plus the signal's number (130 for an interrupt); a second
 // signal kills the process.
+//
+// stdout carries the result only, the same bytes for the same inputs:
+// wall-clock times appear there only with --timing; progress, times,
+// errors and the hints after a mistake go to stderr.
 //
 // Usage:
 //
 //	check list [--json]
 //	check explain PROTOCOL/VARIANT
 //	check explore [flags] PROTOCOL/VARIANT [key=value ...]
-//	check verify [--json] [PROTOCOL ...]
-//	check replay [--json] [--html FILE.html] FILE
+//	check verify [flags] [PROTOCOL ...]
+//	check replay [--json] [--html FILE.html] [--full] FILE
 //	check replay --impl FILE
 //	check minimize [--out FILE] FILE
 //	check compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]
@@ -347,8 +352,8 @@ func parseOnce(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// given returns the names of the flags set on the command line.
-func given(fs *flag.FlagSet) map[string]bool {
+// flagsSet returns the names of the flags set on the command line.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set

@@ -52,7 +52,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 // values that cannot mean what they say, instead of silently running
 // something else than asked.
 func (f *exploreFlags) check(fs *flag.FlagSet) error {
-	f.set = given(fs)
+	f.set = flagsSet(fs)
 	if !slices.Contains(explorer.Strategies, f.strategy) {
 		return usagef("unknown strategy %q (strategies: %s)", clip(f.strategy), strings.Join(explorer.Strategies, ", "))
 	}

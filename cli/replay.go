@@ -54,7 +54,7 @@ func (c *command) replay(args []string) (int, error) {
 	if len(pos) != 1 {
 		return 0, usagef("replay takes one trace FILE")
 	}
-	set := given(fs)
+	set := flagsSet(fs)
 	if *impl {
 		if err := unused(set, "with --impl (it prints the code's steps and whether the violation reproduces)", "json", "html", "full"); err != nil {
 			return 0, err

@@ -12,7 +12,7 @@ import (
 	"github.com/protocheck/protocheck/traces"
 )
 
-// cmdStress runs a protocol's real implementation: under the Go scheduler
+// stress runs a protocol's real implementation: under the Go scheduler
 // (real goroutines, real atomics, as long as --duration or --runs allow),
 // or, with --controlled, under protocheck's scheduler, where every run is
 // reproducible and a failing schedule becomes a trace that replays on the
@@ -35,7 +35,7 @@ func (c *command) stress(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := stressFlags(given(fs), *controlled, *strategy); err != nil {
+	if err := stressFlags(flagsSet(fs), *controlled, *strategy); err != nil {
 		return 0, err
 	}
 	p, v, given, err := c.parseTarget("stress", pos)
@@ -66,7 +66,7 @@ func (c *command) stress(args []string) (int, error) {
 		case "dfs":
 			s = rt.DFS(*preemptions)
 		default:
-			return 0, usagef("unknown --strategy %q for the controlled scheduler (random, pct, dfs)", *strategy)
+			return 0, usagef("unknown --strategy %q for the controlled scheduler (random, pct, dfs)", clip(*strategy))
 		}
 		if err := checkWritable("out", *out); err != nil {
 			return 0, err

@@ -47,7 +47,7 @@ func (c *command) verify(args []string) (int, error) {
 	if *strategy != explorer.BFS && *strategy != explorer.DFS {
 		return 0, usagef("verify explores exhaustively: --strategy must be bfs or dfs, got %q", clip(*strategy))
 	}
-	set := given(fs)
+	set := flagsSet(fs)
 	if *strategy == explorer.DFS {
 		if err := unused(set, "with --strategy dfs (it applies to: bfs)", "workers"); err != nil {
 			return 0, err
