@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
+	racebuild "github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/protocols"
 )
@@ -56,10 +57,10 @@ func comparable(r *explorer.Result) explorer.Result {
 // Any number of bfs workers gives the identical Result: verdict, counts,
 // counterexample, labels, metrics and memory per state.
 func TestWorkersGiveIdenticalResults(t *testing.T) {
-	// Under -short (CI's race-detector run) the smallest sizes; the
-	// default sizes otherwise.
+	// Under -short and under the race detector (which slows the search
+	// tenfold) the smallest sizes; the default sizes otherwise.
 	size := defaults
-	if testing.Short() {
+	if testing.Short() || racebuild.Enabled {
 		size = smallest
 	}
 	for _, c := range allVariants(t, size) {

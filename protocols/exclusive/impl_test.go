@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -47,7 +49,9 @@ func TestImplConformance(t *testing.T) {
 		{nil, 100},
 		{model.Params{"vcpus": 4, "rounds": 2, "safe-work": 3, "run-on-cpu": 3}, 15},
 	}
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
+		// The race detector slows a controlled run tenfold; model and
+		// code agree the same with fewer runs.
 		sizes = sizes[:1]
 		sizes[0].runs = 25
 	}
@@ -215,4 +219,45 @@ func traceLabels(steps []traces.Step) []string {
 		out[i] = s.Label
 	}
 	return out
+}
+
+// TestImplRealDeadlocks runs the deadlocking variants' real code under the
+// Go scheduler: a deadlock is a violation naming every goroutine and what
+// it waits for (not Go's fatal error), and the run's goroutines unwind.
+// non-recursive and exclusive-from-exec deadlock in every run (a vCPU
+// waits for an exclusive section that only itself could let go); the
+// others only in some, as the Go scheduler happens to interleave them, so
+// for those only the property is checked when a run breaks one.
+func TestImplRealDeadlocks(t *testing.T) {
+	for _, name := range []string{"non-recursive", "exclusive-from-exec", "finish-safe-work", "end-signals-resume", "cpu-lock", "bql-held"} {
+		tg := implTarget(t, name, nil)
+		tg.Watchdog = time.Minute
+		v, err := Protocol.Variant(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadlocks := 0
+		for seed := int64(0); seed < 50; seed++ {
+			viol, _, err := tg.Real(seed)
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", name, seed, err)
+			}
+			if viol == nil {
+				continue
+			}
+			if !v.Accepts(viol.Property) {
+				t.Fatalf("%s seed %d: %v", name, seed, viol)
+			}
+			if viol.Property == model.Deadlock {
+				if !strings.HasPrefix(viol.Message, "every goroutine waits: vcpu") || !strings.Contains(viol.Message, " waits on ") && !strings.Contains(viol.Message, " waits for ") {
+					t.Errorf("%s seed %d: the report does not say who waits for what: %s", name, seed, viol.Message)
+				}
+				deadlocks++
+			}
+		}
+		if (name == "non-recursive" || name == "exclusive-from-exec") && deadlocks == 0 {
+			t.Errorf("%s: no deadlock in 50 real runs", name)
+		}
+		t.Logf("%s: %d of 50 real runs deadlock", name, deadlocks)
+	}
 }
