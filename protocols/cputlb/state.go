@@ -7,7 +7,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// maxCPUs bounds the cpus parameter; fixed arrays keep Clone a plain copy.
+// maxCPUs bounds the cpus parameter (and the per-CPU names below).
 const maxCPUs = 4
 
 // Shared words, in model.Mem: the page-table entry of page X, the exclusive
@@ -34,6 +34,30 @@ func memNames(n int) []string {
 	return names
 }
 
+// The names of each vCPU's objects, made once: a step names the objects
+// it touches, and formatting a name per step would cost more than the
+// step.
+var (
+	cpuNames      = perCPUNames("")
+	tlbNames      = perCPUNames("->tlb")
+	workLists     = perCPUNames("->work_list")
+	cpuLockNames  = perCPUNames("->lock")
+	haltCondNames = perCPUNames("->halt_cond")
+	cpuCondNames  = perCPUNames("->cond")
+)
+
+func perCPUNames(suffix string) [maxCPUs]string {
+	var out [maxCPUs]string
+	for c := range out {
+		out[c] = fmt.Sprintf("cpu%d%s", c, suffix)
+	}
+	return out
+}
+
+func cpuName(c int) string     { return cpuNames[c] }
+func cpuLockName(c int) string { return cpuLockNames[c] }
+func workList(c int) string    { return workLists[c] }
+
 // An item is a qemu_work_item on a vCPU's work list. Only the flush items
 // of the one broadcast invalidate exist in the model.
 type item uint8
@@ -56,7 +80,8 @@ func (i item) String() string { return itemNames[i] }
 
 // vcpu is one vCPU thread: where it is in mttcg's loop, its guest program,
 // its softmmu TLB entry for page X and its work list. The observers at the
-// end are bookkeeping for work-once, outside the memory layer.
+// end are bookkeeping for work-once, outside the memory layer. Every field
+// is a byte, so a slice of vcpus encodes as one copy.
 type vcpu struct {
 	pc     pc
 	guest  uint8 // guest program progress (see guest.go)
@@ -74,59 +99,42 @@ type vcpu struct {
 	freedW uint8 // observer: g_free(wi)
 }
 
+// state is one global state. The per-vCPU parts are slices of the
+// configured length (not arrays of maxCPUs), so that the encoding holds
+// no unused slots; model.Codec encodes it.
 type state struct {
-	n   uint8
-	mem model.Mem
-	cpu [maxCPUs]vcpu
+	mem      model.Mem
+	cpu      []vcpu
+	cpuLock  []model.Mutex // cpu->lock (work list, halt_cond)
+	haltCond []model.Cond  // cpu->halt_cond
 
 	listLock   model.Mutex // qemu_cpu_list_lock
 	bql        model.Mutex
-	cpuLock    [maxCPUs]model.Mutex // cpu->lock (work list, halt_cond)
-	exclCond   model.Cond           // exclusive_cond
-	resumeCond model.Cond           // exclusive_resume
-	haltCond   [maxCPUs]model.Cond  // cpu->halt_cond
+	exclCond   model.Cond // exclusive_cond
+	resumeCond model.Cond // exclusive_resume
 
 	// resumed is the observer of no-stale-translation: the source has
 	// executed the guest instruction that follows the invalidate.
 	resumed bool
 }
 
-func (s *state) Clone() model.State {
-	c := *s
-	c.mem = s.mem.Clone()
-	return &c
-}
+var codec = model.MustCodec[state]()
 
-func condBits(c model.Cond, n int) byte {
-	var b byte
-	for t := 0; t < n; t++ {
-		if c.Waiting(t) {
-			b |= 1 << uint(t)
-		}
+func newState(mem []string, n int) *state {
+	return &state{
+		mem:      model.NewMem(mem...),
+		cpu:      make([]vcpu, n),
+		cpuLock:  make([]model.Mutex, n),
+		haltCond: make([]model.Cond, n),
 	}
-	return b
 }
 
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
-}
+func (s *state) AppendKey(b []byte) []byte { return codec.Append(b, s) }
 
-func (s *state) AppendKey(b []byte) []byte {
-	n := int(s.n)
-	b = s.mem.AppendKey(b)
-	for c := 0; c < n; c++ {
-		v := &s.cpu[c]
-		b = append(b, byte(v.pc), v.guest, v.idx, v.count, byte(v.cur), byte(v.queue[0]), byte(v.queue[1]), v.qlen,
-			boolByte(v.halted)|boolByte(v.tlb)<<1, v.posted, v.ran, v.freedD, v.freedW,
-			byte(s.cpuLock[c].Holder()+1), condBits(s.haltCond[c], n))
-	}
-	return append(b, byte(s.listLock.Holder()+1), byte(s.bql.Holder()+1),
-		condBits(s.exclCond, n), condBits(s.resumeCond, n), boolByte(s.resumed))
-}
+func (s *state) Decode(b []byte) error { return codec.Decode(b, s) }
 
+// Vars are the variables traces show, by the names and in the texts of
+// QEMU's objects (the codec's generic names would be the struct's).
 func (s *state) Vars() []model.Var {
 	out := s.mem.Vars()
 	out = append(out,
@@ -134,9 +142,9 @@ func (s *state) Vars() []model.Var {
 		model.Var{Name: "bql", Value: s.bql.String()},
 		model.Var{Name: "exclusive_cond", Value: s.exclCond.String()},
 		model.Var{Name: "exclusive_resume", Value: s.resumeCond.String()})
-	for c := 0; c < int(s.n); c++ {
+	for c := range s.cpu {
 		v := &s.cpu[c]
-		p := fmt.Sprintf("cpu%d.", c)
+		p := cpuNames[c] + "."
 		q := "["
 		for i := 0; i < int(v.qlen); i++ {
 			if i > 0 {
