@@ -55,13 +55,14 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	if v := w.st.checkState(init); v != nil {
 		return b.finish(v, 0, nil)
 	}
-	level := &frontier{first: 0, n: 1}
+	level, err := b.newFrontier(0)
+	if err != nil {
+		return b.spillFailed(err)
+	}
 	if b.byIndex {
 		level.keys = b.vis.view()
-	} else {
-		level.arena = &arena{}
-		level.arena.add(enc)
 	}
+	level.add(enc)
 	var pool *workerPool
 	if opts.Workers > 1 {
 		pool = newWorkerPool(m, keyOf, opts.Symmetry, b.live, opts.Workers)
@@ -72,8 +73,9 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			// Cut only if some state of this level could still step (a
 			// level of terminal states is the end of the search anyway; its
 			// deadlocks are checked below).
+			rd := level.open()
 			for i := 0; i < level.n; i++ {
-				if en, _ := w.st.enabled(level.get(i)); len(en) > 0 {
+				if en, _ := w.st.enabled(rd.next()); len(en) > 0 {
 					b.cut = true
 					b.r.Bound = fmt.Sprintf("max-steps=%d: executions longer than that were not explored", opts.MaxSteps)
 					break
@@ -84,17 +86,17 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			}
 		}
 		b.depth, b.level = depth, level
-		b.next = &frontier{first: int32(b.parent.len())}
-		if !b.byIndex {
-			b.next.arena = &arena{}
+		if b.next, err = b.newFrontier(int32(b.parent.len())); err != nil {
+			return b.spillFailed(err)
 		}
 		b.found = nil
 		var res *Result
 		if pool == nil {
 			var c chunk
+			rd := level.open()
 			for li := 0; li < level.n; li++ {
 				c.reset()
-				w.expand(level.get(li), &c)
+				w.expand(rd.next(), &c)
 				if res = b.mergeState(&c, &c.states[0], li); res != nil {
 					break
 				}
@@ -111,14 +113,19 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		if b.found != nil {
 			return b.finish(b.found, b.foundAt, &b.foundVia)
 		}
+		level.close()
 		if b.stop != "" {
 			break
+		}
+		if err := b.next.finish(); err != nil {
+			return b.spillFailed(err)
 		}
 		level = b.next
 		if b.byIndex {
 			level.keys = b.vis.view()
 		}
 	}
+	level.close()
 	b.r.Stats.States = int64(b.parent.len())
 	b.r.Verdict = OK
 	switch {
@@ -140,19 +147,96 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 }
 
 // A frontier is one bfs level: the states with indices first..first+n-1,
-// read back from the visited set (keys) or kept in an arena.
+// read back from the visited set (keys, when it stores each state's own
+// encoding), kept in an arena, or spilled to a file (Options.SpillDir),
+// as TLC keeps its queue of states on disk: a level can hold a tenth of
+// the states, and in fingerprint mode nothing else holds their bytes.
 type frontier struct {
 	first int32
 	n     int
 	keys  keyView
 	arena *arena
+	spill *spillFile
 }
 
+func (b *bfsRun) newFrontier(first int32) (*frontier, error) {
+	f := &frontier{first: first}
+	switch {
+	case b.byIndex:
+	case b.opts.SpillDir != "":
+		s, err := newSpill(b.opts.SpillDir)
+		if err != nil {
+			return nil, err
+		}
+		f.spill = s
+	default:
+		f.arena = &arena{}
+	}
+	return f, nil
+}
+
+// add appends a state (its encoding) to the level. With the visited set
+// as the store, the state is already there.
+func (f *frontier) add(b []byte) {
+	switch {
+	case f.arena != nil:
+		f.arena.add(b)
+	case f.spill != nil:
+		f.spill.add(b)
+	}
+	f.n++
+}
+
+// finish ends the level's writing; its states can then be read.
+func (f *frontier) finish() error {
+	if f.spill != nil {
+		return f.spill.rewind()
+	}
+	return nil
+}
+
+// close releases the level's storage.
+func (f *frontier) close() {
+	if f.spill != nil {
+		f.spill.close()
+	}
+}
+
+// get returns state i of a level held in memory or in the visited set, for
+// any goroutine (a spilled level is read in order only, through open).
 func (f *frontier) get(i int) []byte {
 	if f.arena != nil {
 		return f.arena.get(i)
 	}
 	return f.keys.key(int(f.first) + i)
+}
+
+// open returns a reader of the level's states in order; only one reader
+// is used at a time.
+func (f *frontier) open() *frontierReader { return &frontierReader{f: f} }
+
+// A frontierReader reads a level's states in order; the bytes next returns
+// are valid until the following call.
+type frontierReader struct {
+	f *frontier
+	i int
+}
+
+func (r *frontierReader) next() []byte {
+	i := r.i
+	r.i++
+	if r.f.spill != nil {
+		return r.f.spill.next()
+	}
+	return r.f.get(i)
+}
+
+// spillFailed ends a search whose frontier file could not be written or
+// read: not a verdict about the model.
+func (b *bfsRun) spillFailed(err error) *Result {
+	b.r.Stats.States = int64(b.parent.len())
+	b.r.Verdict, b.r.Bound = Bounded, "the frontier could not be kept on disk: "+err.Error()
+	return b.r
 }
 
 // keyFunc appends a state's key for the visited set: its canonical key,
@@ -313,6 +397,7 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		return nil
 	}
 	nm := b.nm
+	b.vis.touch(c.succs[e.first:e.end])
 	for k := e.first; k < e.end; k++ {
 		rec := &c.succs[k]
 		b.r.Stats.Transitions++
@@ -345,10 +430,7 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 			if b.live {
 				b.pend = append(b.pend, rec.pend)
 			}
-			if b.next.arena != nil {
-				b.next.arena.add(c.keys[rec.soff:rec.send])
-			}
-			b.next.n++
+			b.next.add(c.keys[rec.soff:rec.send])
 		}
 		if b.graphed {
 			b.g.add(to, counts, packChoice(rec.c, rec.named))
@@ -365,7 +447,8 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 // successor records, their keys and encodings in one buffer and their
 // metric deltas in another, so that expanding allocates nothing.
 type chunk struct {
-	start  int // level index of states[0]
+	start  int   // level index of states[0]
+	in     arena // a spilled level's states to expand, copied by the issuer
 	states []expansion
 	succs  []succRec
 	keys   []byte
@@ -393,6 +476,7 @@ type succRec struct {
 }
 
 func (c *chunk) reset() {
+	c.in.data, c.in.end = c.in.data[:0], c.in.end[:0]
 	c.states = c.states[:0]
 	c.succs = c.succs[:0]
 	c.keys = c.keys[:0]
@@ -499,18 +583,31 @@ func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
 			for j := range jobs {
 				c := wp.bufs[j%window]
 				if !stopped.Load() {
-					for li := j * size; li < min(level.n, (j+1)*size); li++ {
-						w.expand(level.get(li), c)
+					if level.spill != nil {
+						for i := 0; i < c.in.len(); i++ {
+							w.expand(c.in.get(i), c)
+						}
+					} else {
+						for li := c.start; li < min(level.n, c.start+size); li++ {
+							w.expand(level.get(li), c)
+						}
 					}
 				}
 				close(c.done)
 			}
 		}(wp.exps[i])
 	}
+	rd := level.open()
 	issue := func(j int) {
 		c := wp.bufs[j%window]
 		c.reset()
 		c.start = j * size
+		if level.spill != nil {
+			// A spilled level is read in order, by this goroutine only.
+			for li := j * size; li < min(level.n, (j+1)*size); li++ {
+				c.in.add(rd.next())
+			}
+		}
 		c.done = make(chan struct{})
 		jobs <- j
 	}

@@ -16,6 +16,8 @@ type StepRecord struct {
 	Counts  []int64 // metric deltas
 	// Footprint lists the shared accesses of the step.
 	Footprint []model.Access
+	// Events are the operation events the step recorded.
+	Events []model.Event
 }
 
 // An Execution is the result of running a schedule.
@@ -84,6 +86,7 @@ func Execute(m model.Machine, schedule []model.Choice) (*Execution, error) {
 			Label:     st.x.StepLabel(),
 			Counts:    append([]int64(nil), st.x.Counts()...),
 			Footprint: append([]model.Access(nil), st.x.Footprint()...),
+			Events:    append([]model.Event(nil), st.x.Events()...),
 		}
 		if err := hist.Record(int64(i), st.x.Events()); err != nil && v == nil {
 			v = &model.Violation{Property: model.Linearizability, Message: "malformed history: " + err.Error()}
@@ -276,3 +279,42 @@ func Enabled(m model.Machine, s model.State) []model.Choice {
 	en, _ := st.enabled(s.AppendKey(nil))
 	return en
 }
+
+// A Stepper runs single steps of a machine and judges each exactly as the
+// explorer does: for tools that drive a machine their own way (a trace
+// minimizer's lenient runs).
+type Stepper struct{ st *stepper }
+
+// NewStepper returns a Stepper for m; its steps record operation events,
+// not labels.
+func NewStepper(m model.Machine) *Stepper {
+	st := newStepper(m)
+	st.x.SetModes(false, true)
+	return &Stepper{st: st}
+}
+
+// Step runs choice c from s, which it does not modify. ok is false when c
+// is not enabled in s. Otherwise next is the successor (a new state) and v
+// the step's violation, if any: a breach of the step contract, a failed
+// assertion, a no-op step, or an invariant of next. Exec then holds the
+// step's record (events, counts, footprint).
+func (s *Stepper) Step(state model.State, c model.Choice) (next model.State, v *model.Violation, ok bool) {
+	st := s.st
+	if c.Thread < 0 || c.Thread >= st.n || c.Alt < 0 {
+		return nil, nil, false
+	}
+	key := state.AppendKey(nil)
+	out := st.run(key, c.Thread, c.Alt)
+	set, took, _ := st.x.Offered()
+	if out != model.Stepped && st.x.Contract() == "" || took != c.Alt || set == 0 && c.Alt != 0 {
+		return nil, nil, false
+	}
+	succ := st.scratch.AppendKey(nil)
+	v = st.verdict(key, succ)
+	next = st.m.Init()
+	decode(next, succ)
+	return next, v, true
+}
+
+// Exec is the record of the last step.
+func (s *Stepper) Exec() *model.Exec { return s.st.x }

@@ -99,7 +99,7 @@ func unchecked(r *Result, props model.Properties, why string) {
 func (b *bfsRun) checkProgress() {
 	props := b.m.Properties()
 	for k, p := range props.Progress {
-		sched, cycle, msg := b.progress(k, p.Name, b.opts.Fairness == FairnessWeak)
+		sched, cycle, msg := b.progress(k, b.opts.Fairness == FairnessWeak)
 		if msg == "" {
 			continue
 		}
@@ -117,7 +117,7 @@ func (b *bfsRun) checkProgress() {
 // terminal state where it is pending, else a fair cycle of pending
 // states. It returns the counterexample's schedule, the length of its
 // cycle, and the message; msg is "" when the property holds.
-func (b *bfsRun) progress(k int, name string, fair bool) (sched []model.Choice, cycle int, msg string) {
+func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, msg string) {
 	g := &b.g
 	n := int32(b.parent.len())
 	bit := uint8(1) << uint(k)
@@ -125,7 +125,7 @@ func (b *bfsRun) progress(k int, name string, fair bool) (sched []model.Choice, 
 	for v := int32(0); v < n; v++ {
 		if pending(v) && g.start[v] == g.start[v+1] {
 			s := b.schedule(v)
-			return s, 0, fmt.Sprintf("%s never happens: the execution ends after %d steps, every thread done, with it still pending", name, len(s))
+			return s, 0, fmt.Sprintf("never discharged: every thread is done after step %d with it still pending", len(s))
 		}
 	}
 	comps := g.sccs(n, pending)
@@ -156,10 +156,14 @@ func (b *bfsRun) progress(k int, name string, fair bool) (sched []model.Choice, 
 	slices.Sort(names)
 	fairness := "without fairness"
 	if fair {
-		fairness = "a fair cycle: every thread that can step in every state of it steps in it"
+		fairness = "a fair cycle: every thread that could step throughout it steps in it"
 	}
-	msg = fmt.Sprintf("%s never happens: after step %d the next %d steps repeat forever with it pending in every state (%s; stepping in the cycle: %s)",
-		name, len(stem), len(loop), fairness, strings.Join(names, ", "))
+	steps := fmt.Sprintf("steps %d to %d repeat", len(stem)+1, len(stem)+len(loop))
+	if len(loop) == 1 {
+		steps = fmt.Sprintf("step %d repeats", len(stem)+1)
+	}
+	msg = fmt.Sprintf("never discharged: %s forever with it pending throughout (%s; stepping in the cycle: %s)",
+		steps, fairness, strings.Join(names, ", "))
 	return append(stem, loop...), len(loop), msg
 }
 

@@ -106,6 +106,11 @@ type Options struct {
 	// and an alternative drawn with Exec.ChooseFrom and continuously
 	// offered is eventually taken) or "none" (any cycle counts).
 	Fairness string
+	// SpillDir, when set, makes bfs keep each level's states in a
+	// temporary file in that directory (removed when the level is done)
+	// instead of memory, where the visited set does not hold them (with
+	// fingerprints or symmetry).
+	SpillDir string
 	// MaxMemory stops the search (verdict Bounded, saying why) once the
 	// process's memory reaches that many bytes, as the Go runtime accounts
 	// it (heap, stacks and runtime structures mapped and not returned to
@@ -206,6 +211,7 @@ func (o *Options) ignored() error {
 		{o.Seed != 0, "Seed", walks},
 		{o.Runs != 0, "Runs", walks || is(Paths)},
 		{o.MaxStates != 0, "MaxStates", is(BFS, DFS)},
+		{o.SpillDir != "", "SpillDir", is(BFS)},
 		{o.Workers > 1, "Workers", is(BFS)},
 		{o.Fingerprint, "Fingerprint", is(BFS, DFS)},
 		{o.Symmetry, "Symmetry", is(BFS, DFS)},

@@ -45,10 +45,11 @@ func smallest(p *model.Protocol) model.Params {
 func defaults(*model.Protocol) model.Params { return nil }
 
 // comparable strips what may differ between runs of the same search: the
-// timing.
+// timing and the process's memory.
 func comparable(r *explorer.Result) explorer.Result {
 	c := *r
 	c.Stats.Elapsed, c.Stats.StatesPerSec = 0, 0
+	c.Stats.PeakMemory, c.Stats.BytesPerState = 0, 0
 	return c
 }
 
@@ -73,6 +74,25 @@ func TestWorkersGiveIdenticalResults(t *testing.T) {
 			}
 			if a, b := comparable(one), comparable(r); !reflect.DeepEqual(a, b) {
 				t.Errorf("%s: workers=%d differs from workers=1:\n%+v\n%+v", c.name, w, b, a)
+			}
+		}
+		// Fingerprints with the levels in memory or spilled to files, on
+		// one worker or two: the same result.
+		fp, err := explorer.Explore(c.m, explorer.Options{Fingerprint: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		for _, w := range []int{1, 2} {
+			r, err := explorer.Explore(c.m, explorer.Options{Fingerprint: true, SpillDir: dir, Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := comparable(fp), comparable(r); !reflect.DeepEqual(a, b) {
+				t.Errorf("%s: spilled levels with workers=%d differ:\n%+v\n%+v", c.name, w, b, a)
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("%s: %d level files left in the spill directory", c.name, len(left))
 			}
 		}
 	}

@@ -24,6 +24,12 @@ type stepper struct {
 	props   model.Properties
 	x       *model.Exec
 	scratch model.State
+	// base holds the decoded parent when the machine's states are
+	// model.Copier: decoded once per state, copied into scratch for each
+	// step. Otherwise each step decodes the parent's encoding.
+	base   model.State
+	copier model.Copier
+	parent []byte // what load was given
 }
 
 func newStepper(m model.Machine) *stepper {
@@ -31,19 +37,44 @@ func newStepper(m model.Machine) *stepper {
 	st := &stepper{m: m, names: m.Threads(), props: props, x: model.NewExec(len(props.Metrics)), scratch: m.Init()}
 	st.n = len(st.names)
 	st.x.SetThreadNames(st.names)
+	if c, ok := st.scratch.(model.Copier); ok {
+		st.copier, st.base = c, m.Init()
+	}
 	return st
 }
 
-// run decodes parent into the scratch state and runs thread t's step with
-// alternative alt (-1: the lowest offered). The scratch then holds the
-// successor and st.x the step's record.
-func (st *stepper) run(parent []byte, t, alt int) model.Outcome {
-	if err := st.scratch.Decode(parent); err != nil {
-		panic(fmt.Sprintf("explorer: %T cannot decode its own encoding: %v", st.scratch, err))
+// load makes the state encoded as parent the one that step runs from.
+func (st *stepper) load(parent []byte) {
+	st.parent = parent
+	if st.copier != nil {
+		decode(st.base, parent)
+	}
+}
+
+// step runs thread t's step with alternative alt (-1: the lowest offered)
+// from the loaded state, on the scratch state, which then holds the
+// successor, and st.x the step's record.
+func (st *stepper) step(t, alt int) model.Outcome {
+	if st.copier != nil {
+		st.copier.CopyFrom(st.base)
+	} else {
+		decode(st.scratch, st.parent)
 	}
 	st.x.Reset(t, alt)
 	st.m.Step(st.scratch, t, st.x)
 	return st.x.Outcome()
+}
+
+// run loads parent and runs one step from it.
+func (st *stepper) run(parent []byte, t, alt int) model.Outcome {
+	st.load(parent)
+	return st.step(t, alt)
+}
+
+func decode(s model.State, b []byte) {
+	if err := s.Decode(b); err != nil {
+		panic(fmt.Sprintf("explorer: %T cannot decode its own encoding: %v", s, err))
+	}
 }
 
 // checkState checks every invariant of s.
@@ -101,10 +132,11 @@ type threadSet = uint64
 // blocking or finishing is passed to fn too (as if it had happened), so
 // that the breach is reported.
 func (st *stepper) forEach(parent []byte, fn func(c model.Choice) bool) (blocked, done threadSet) {
+	st.load(parent)
 	for t := 0; t < st.n; t++ {
 		alt := -1
 		for {
-			out := st.run(parent, t, alt)
+			out := st.step(t, alt)
 			if out != model.Stepped && st.x.Contract() == "" {
 				if out == model.Blocked {
 					blocked |= 1 << uint(t)

@@ -180,6 +180,42 @@ func appendOps(b []byte, ops []codecOp, p unsafe.Pointer) []byte {
 	return b
 }
 
+// Copy sets *dst to a copy of *src sharing no memory with it: the bytes of
+// plain fields, the words and buffers of each Mem, the elements of each
+// slice (dst's buffers are reused).
+func (c *Codec[S]) Copy(dst, src *S) {
+	copyOps(c.ops, unsafe.Pointer(dst), unsafe.Pointer(src))
+}
+
+func copyOps(ops []codecOp, dst, src unsafe.Pointer) {
+	for i := range ops {
+		op := &ops[i]
+		d, s := unsafe.Add(dst, op.off), unsafe.Add(src, op.off)
+		switch op.kind {
+		case opBytes:
+			copy(unsafe.Slice((*byte)(d), op.n), unsafe.Slice((*byte)(s), op.n))
+		case opMem:
+			(*Mem)(d).CopyFrom(*(*Mem)(s))
+		case opSlice:
+			sh, dh := (*sliceHeader)(s), (*sliceHeader)(d)
+			sc := op.slice
+			if dh.cap < sh.len {
+				v := reflect.NewAt(sc.typ, d).Elem()
+				v.Set(reflect.MakeSlice(sc.typ, sh.len, sh.len))
+			}
+			dh.len = sh.len
+			if sc.flat {
+				size := uintptr(sh.len) * sc.elem
+				copy(unsafe.Slice((*byte)(dh.data), size), unsafe.Slice((*byte)(sh.data), size))
+				continue
+			}
+			for j := 0; j < sh.len; j++ {
+				copyOps(sc.ops, unsafe.Add(dh.data, uintptr(j)*sc.elem), unsafe.Add(sh.data, uintptr(j)*sc.elem))
+			}
+		}
+	}
+}
+
 // sliceHeader is the layout of a Go slice.
 type sliceHeader struct {
 	data unsafe.Pointer

@@ -125,6 +125,7 @@ type defState[S any] struct {
 
 func (s *defState[S]) AppendKey(b []byte) []byte { return s.m.codec.Append(b, &s.v) }
 func (s *defState[S]) Decode(b []byte) error     { return s.m.codec.Decode(b, &s.v) }
+func (s *defState[S]) CopyFrom(src State)        { s.m.codec.Copy(&s.v, &src.(*defState[S]).v) }
 func (s *defState[S]) Vars() []Var {
 	if s.m.d.Vars != nil {
 		return s.m.d.Vars(&s.v)

@@ -45,6 +45,15 @@ type State interface {
 	Vars() []Var
 }
 
+// A Copier is a State that can be set to a copy of another state of the
+// same machine faster than by decoding it. The explorer then decodes a
+// state once per expansion and copies it for each step it tries from it,
+// instead of decoding it for each step. CopyFrom must leave no memory
+// shared with src.
+type Copier interface {
+	CopyFrom(src State)
+}
+
 // A Var is one named variable of a state, rendered as text.
 type Var struct {
 	Name  string

@@ -98,6 +98,23 @@ func (m Mem) Clone() Mem {
 	return c
 }
 
+// CopyFrom sets m to a copy of src, a memory of the same layout, reusing
+// m's buffers (for model.Copier states).
+func (m *Mem) CopyFrom(src Mem) {
+	m.names, m.threads = src.names, src.threads
+	m.words = append(m.words[:0], src.words...)
+	if src.sb == nil {
+		m.sb = nil
+		return
+	}
+	if len(m.sb) != len(src.sb) {
+		m.sb = make([][]sbEntry, len(src.sb))
+	}
+	for t, b := range src.sb {
+		m.sb[t] = append(m.sb[t][:0], b...)
+	}
+}
+
 // Len is the number of words.
 func (m Mem) Len() int { return len(m.words) }
 

@@ -224,3 +224,16 @@ func (p *Protocol) Instantiate(variant string, given Params) (Machine, Params, e
 	}
 	return m, params, nil
 }
+
+// Single wraps one machine as a protocol with one variant, "model",
+// expected to satisfy every property: the way to record, replay, minimize
+// and render traces of a user's own Machine, since a trace file names a
+// protocol and a variant.
+func Single(name string, m Machine) *Protocol {
+	return &Protocol{
+		Name:        name,
+		Description: name,
+		Variants:    []Variant{{Name: "model", Expect: ExpectOK, Description: "the machine itself"}},
+		New:         func(string, Params) (Machine, error) { return m, nil },
+	}
+}

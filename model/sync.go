@@ -11,6 +11,10 @@ type Mutex struct {
 	holder int16 // thread+1; 0 when free
 }
 
+// HeldMutex returns a mutex held by thread t (or free, for t < 0): for a
+// hand-written Decode that rebuilds a state.
+func HeldMutex(t int) Mutex { return Mutex{holder: int16(t + 1)} }
+
 // Free reports whether the mutex is unlocked.
 func (m Mutex) Free() bool { return m.holder == 0 }
 
@@ -71,6 +75,13 @@ func (x *Exec) Unlock(m *Mutex, name string) {
 type Cond struct {
 	waiters uint64 // bit t set: thread t is in the wait set
 }
+
+// CondWith returns a condition variable whose wait set is the threads set
+// in waiters (bit t: thread t): for a hand-written Decode.
+func CondWith(waiters uint64) Cond { return Cond{waiters: waiters} }
+
+// Set is the wait set, bit t for thread t.
+func (c Cond) Set() uint64 { return c.waiters }
 
 // Waiting reports whether thread t is in the wait set.
 func (c Cond) Waiting(t int) bool { return c.waiters&(1<<uint(t)) != 0 }

@@ -82,7 +82,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestRoundTripEmpty(t *testing.T) {
-	tr := &Trace{Format: Format, Version: Version, Protocol: "p", Variant: "v"}
+	tr := &Trace{Format: Format, Version: 1, Protocol: "p", Variant: "v"}
 	data, err := Encode(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,11 @@ func TestDecodeRejects(t *testing.T) {
 	cases := []struct {
 		name, data, want string
 	}{
-		{"unknown version", replace(`"version": 1`, `"version": 2`), "unsupported trace version 2"},
+		{"unknown version", replace(`"version": 1`, `"version": 3`), "unsupported trace version 3"},
+		{"a cycle in version 1", replace(`"version": 1,`, `"version": 1, "cycle": 2,`), `unknown field "cycle"`},
+		{"a cycle without fairness", replace(`"version": 1,`, `"version": 2, "cycle": 2,`), "a cycle belongs to a progress violation, with its fairness"},
+		{"a cycle longer than the schedule", replace(`"version": 1,`, `"version": 2, "cycle": 99, "fairness": "weak",`), "cycle of 99 steps in a schedule of 10"},
+		{"unknown fairness", replace(`"version": 1,`, `"version": 2, "fairness": "strong",`), `fairness "strong" is neither`},
 		{"version not a number", replace(`"version": 1`, `"version": "1"`), `"version" must be an integer, not a string`},
 		{"wrong format", replace(`"protocheck-trace"`, `"something-else"`), `format is "something-else", not "protocheck-trace"`},
 		{"no format", replace(`"format": "protocheck-trace",`, ``), `no "format" field`},
@@ -167,7 +171,7 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestDecodeNullViolation(t *testing.T) {
-	tr := &Trace{Format: Format, Version: Version, Protocol: "p", Variant: "v"}
+	tr := &Trace{Format: Format, Version: 1, Protocol: "p", Variant: "v"}
 	data, _ := Encode(tr)
 	data = bytes.Replace(data, []byte(`"steps": []`), []byte(`"steps": [], "violation": null`), 1)
 	if _, err := Decode(data); err == nil || !strings.Contains(err.Error(), `"violation" is null`) {

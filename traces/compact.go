@@ -63,11 +63,15 @@ func RenderSummary(w io.Writer, r *Replayed, maxLines int) error {
 	violating := func(i int) bool { return v != nil && ex.ViolationStep == i+1 }
 
 	// Stage 1: one line per step.
+	loop := len(ex.Steps) - r.Cycle
 	stepLine := func(i int) string {
 		s := ex.Steps[i]
 		mark := "  "
-		if violating(i) {
+		switch {
+		case violating(i):
 			mark = ">>"
+		case r.Cycle > 0 && i >= loop:
+			mark = " |"
 		}
 		label := s.Label
 		if s.Choice.Alt != 0 {
@@ -103,8 +107,8 @@ func RenderSummary(w io.Writer, r *Replayed, maxLines int) error {
 	weight := func(i int) int {
 		s := ex.Steps[i]
 		w := 0
-		if violating(i) {
-			return 1 << 20
+		if violating(i) || r.Cycle > 0 && i >= loop {
+			return 1 << 20 // a cycle is never folded: it is the counterexample
 		}
 		last := true
 		for j := i + 1; j < len(ex.Steps); j++ {
@@ -134,6 +138,9 @@ func RenderSummary(w io.Writer, r *Replayed, maxLines int) error {
 		return w
 	}
 	fixed := 4 // header, columns, metrics, last line
+	if r.Cycle > 0 {
+		fixed++ // the cycle's line
+	}
 	if v != nil {
 		fixed += 1 + len(changes(ex.States[ex.ViolationStep-boolInt(ex.ViolationStep > 0)], ex.States[ex.ViolationStep]))
 	}
@@ -173,6 +180,9 @@ func RenderSummary(w io.Writer, r *Replayed, maxLines int) error {
 		line(">> initial state: VIOLATION " + v.Error())
 	}
 	for i := 0; i < len(ex.Steps); i++ {
+		if r.Cycle > 0 && i == loop {
+			line(cycleLine(num, loop, len(ex.Steps)))
+		}
 		if folded[i] {
 			j := i
 			var who []string

@@ -53,10 +53,14 @@ func decode(data []byte) (*Trace, error) {
 	if err := fs.take("version", &t.Version); err != nil {
 		return nil, err
 	}
-	if t.Version != Version {
-		return nil, fmt.Errorf("unsupported trace version %d (this protocheck reads version %d)", t.Version, Version)
+	if t.Version < 1 || t.Version > Version {
+		return nil, fmt.Errorf("unsupported trace version %d (this protocheck reads versions 1 to %d)", t.Version, Version)
 	}
-	if err := fs.only("format", "version", "protocol", "variant", "params", "schedule", "steps", "violation"); err != nil {
+	known := []string{"format", "version", "protocol", "variant", "params", "schedule", "steps", "violation"}
+	if t.Version >= 2 {
+		known = append(known, "cycle", "fairness")
+	}
+	if err := fs.only(known...); err != nil {
 		return nil, err
 	}
 	if err := fs.take("protocol", &t.Protocol); err != nil {
@@ -73,6 +77,16 @@ func decode(data []byte) (*Trace, error) {
 	}
 	if t.Steps, err = decodeSteps(fs); err != nil {
 		return nil, err
+	}
+	if _, ok := fs.vals["cycle"]; ok {
+		if err := fs.take("cycle", &t.Cycle); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := fs.vals["fairness"]; ok {
+		if err := fs.take("fairness", &t.Fairness); err != nil {
+			return nil, err
+		}
 	}
 	if raw, ok := fs.vals["violation"]; ok {
 		if t.Violation, err = decodeViolation(raw); err != nil {

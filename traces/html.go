@@ -101,6 +101,8 @@ type htmlRow struct {
 	Changes   []htmlVar
 	Counts    []string // "+1 stores"
 	Violating bool
+	// InCycle marks the steps of a lasso's cycle; CycleStart the first.
+	InCycle, CycleStart bool
 }
 
 // An htmlVar is a variable of a state; Old is its value before the step
@@ -149,6 +151,8 @@ func buildPage(r *Replayed) (*htmlPage, error) {
 		p.Property, p.Message = v.Property, v.Message
 		p.Selected = ex.ViolationStep
 		switch {
+		case r.Cycle > 0:
+			p.Where = fmt.Sprintf("a cycle: steps %d to %d repeat forever (the state after step %d is the state after step %d)", len(ex.Steps)-r.Cycle+1, len(ex.Steps), len(ex.Steps), len(ex.Steps)-r.Cycle)
 		case v.Property == model.Deadlock || v.Property == model.Linearizability:
 			// Both are judged on the whole run, so the last step is
 			// marked, but it is not that step's fault alone.
@@ -181,6 +185,9 @@ func buildPage(r *Replayed) (*htmlPage, error) {
 	for i := 0; i <= len(ex.Steps); i++ {
 		violating := v != nil && ex.ViolationStep == i
 		row := htmlRow{Step: i, Thread: -1, Label: "initial state", Violating: violating}
+		if loop := len(ex.Steps) - r.Cycle; r.Cycle > 0 && i > loop {
+			row.InCycle, row.CycleStart = true, i == loop+1
+		}
 		st := htmlState{Step: i, Title: "initial state", Violating: violating}
 		var before model.State
 		if i > 0 {
@@ -284,16 +291,9 @@ func linearizabilityView(r *Replayed) *htmlLin {
 	if spec == nil {
 		return &htmlLin{Note: "The model has no sequential specification, so there is no history to show."}
 	}
-	// Step is pure, so re-stepping (a copy of) each recorded state with
-	// its choice gives the same events as the original run did.
-	x := model.NewExec(len(props.Metrics))
-	x.SetThreadNames(m.Threads())
-	x.SetModes(false, true)
 	var hist model.History
 	for i, s := range ex.Steps {
-		x.Reset(s.Choice.Thread, s.Choice.Alt)
-		m.Step(model.Clone(m, ex.States[i]), s.Choice.Thread, x)
-		if err := hist.Record(int64(i), x.Events()); err != nil {
+		if err := hist.Record(int64(i), s.Events); err != nil {
 			return &htmlLin{Note: fmt.Sprintf("The history is malformed at step %d (%v); porcupine cannot show it.", i+1, err)}
 		}
 	}

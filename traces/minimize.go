@@ -1,7 +1,6 @@
 package traces
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,6 +24,11 @@ const maxParamTries = 64
 // while keeping the violated property:
 //
 //  1. delta debugging over the schedule: drop chunks, then single steps;
+//     then over each thread's own steps: drop a block of one thread's
+//     consecutive steps wherever they are interleaved (a whole round of
+//     a thread that only got in the way, which no contiguous chunk
+//     removes: dropping any single one of its steps leaves the thread
+//     half-way, holding a lock, and loses the violation);
 //  2. fewer context switches: move a later run of the thread that stepped
 //     last up to where it was preempted, so runs of one thread get longer,
 //     accepting only changes that keep the property, do not lengthen the
@@ -76,12 +80,50 @@ type minimizer struct {
 // switches, then delta debugging again, since a reordered schedule may
 // make steps removable.
 func (mz *minimizer) schedule(m model.Machine, sched []model.Choice) []model.Choice {
-	sched = mz.ddmin(m, sched)
+	sched = mz.segments(m, mz.ddmin(m, sched))
 	reordered := mz.switches(m, sched)
 	if !slices.Equal(reordered, sched) {
-		reordered = mz.ddmin(m, reordered)
+		reordered = mz.segments(m, mz.ddmin(m, reordered))
 	}
 	return reordered
+}
+
+// segments shortens the schedule thread by thread: for thread t with k
+// steps, it tries to remove t's steps i..j (every block of consecutive
+// steps of t, the longest first, wherever they sit in the schedule; a
+// round of a thread has its own length, which halving would skip),
+// accepting the first removal that still reproduces the property, until
+// none does.
+func (mz *minimizer) segments(m model.Machine, sched []model.Choice) []model.Choice {
+	for improved := true; improved && mz.budget > 0; {
+		improved = false
+		for t := 0; t < len(m.Threads()) && !improved && mz.budget > 0; t++ {
+			var at []int // positions of t's steps
+			for i, c := range sched {
+				if c.Thread == t {
+					at = append(at, i)
+				}
+			}
+			for size := len(at); size >= 1 && !improved; size-- {
+				for start := 0; start+size <= len(at) && !improved && mz.budget > 0; start++ {
+					drop := map[int]bool{}
+					for _, i := range at[start : start+size] {
+						drop[i] = true
+					}
+					cand := make([]model.Choice, 0, len(sched)-size)
+					for i, c := range sched {
+						if !drop[i] {
+							cand = append(cand, c)
+						}
+					}
+					if got, ok := mz.run(m, cand); ok && len(got) < len(sched) {
+						sched, improved = got, true
+					}
+				}
+			}
+		}
+	}
+	return sched
 }
 
 // run executes sched leniently on m and reports whether it reproduces the
@@ -108,18 +150,15 @@ func (mz *minimizer) run(m model.Machine, sched []model.Choice) ([]model.Choice,
 	if v := check(s); v != nil {
 		return []model.Choice{}, v.Property == mz.property
 	}
-	st := newLenientStepper(m)
+	st := explorer.NewStepper(m)
 	var hist model.History
 	out := make([]model.Choice, 0, len(sched))
 	for _, c := range sched {
-		next, v, ok := st.step(s, c)
+		next, v, ok := st.Step(s, c)
 		if !ok {
 			continue
 		}
-		if v == nil {
-			v = check(next)
-		}
-		if err := hist.Record(int64(len(out)), st.x.Events()); err != nil && v == nil {
+		if err := hist.Record(int64(len(out)), st.Exec().Events()); err != nil && v == nil {
 			v = &model.Violation{Property: model.Linearizability}
 		}
 		out = append(out, c)
@@ -139,65 +178,6 @@ func (mz *minimizer) run(m model.Machine, sched []model.Choice) ([]model.Choice,
 		return out, v.Property == mz.property
 	}
 	return out, false
-}
-
-// lenientStepper runs single steps of a machine for Minimize's lenient
-// runs, judging them as explorer.Execute does: a choice is taken when the
-// step happens with that alternative (or breaks the step contract, which
-// is then its violation), and a step that changes and touches nothing
-// breaks the contract too.
-type lenientStepper struct {
-	m model.Machine
-	x *model.Exec
-}
-
-func newLenientStepper(m model.Machine) *lenientStepper {
-	x := model.NewExec(len(m.Properties().Metrics))
-	x.SetThreadNames(m.Threads())
-	// Events are wanted (the history), labels are not: what a step does
-	// must not depend on them.
-	x.SetModes(false, true)
-	return &lenientStepper{m: m, x: x}
-}
-
-// step runs choice c on a copy of s. ok is false when c is not enabled in
-// s; otherwise next is the successor and v the step's own violation (an
-// assertion or a breach of the step contract), with the step's events in
-// st.x.
-func (st *lenientStepper) step(s model.State, c model.Choice) (next model.State, v *model.Violation, ok bool) {
-	if c.Thread < 0 || c.Thread >= len(st.m.Threads()) || c.Alt < 0 {
-		return nil, nil, false
-	}
-	next = model.Clone(st.m, s)
-	x := st.x
-	x.Reset(c.Thread, c.Alt)
-	st.m.Step(next, c.Thread, x)
-	set, took, _ := x.Offered()
-	if took != c.Alt || set == 0 && c.Alt != 0 {
-		return nil, nil, false
-	}
-	if breach := x.Contract(); breach != "" {
-		return next, &model.Violation{Property: model.ModelError, Message: breach}, true
-	}
-	if x.Outcome() != model.Stepped {
-		return nil, nil, false
-	}
-	if v := x.Violation(); v != nil {
-		return next, v, true
-	}
-	if len(x.Footprint()) == 0 && len(x.Events()) == 0 && !counted(x.Counts()) && bytes.Equal(s.AppendKey(nil), next.AppendKey(nil)) {
-		return next, &model.Violation{Property: model.ModelError, Message: "a no-op step"}, true
-	}
-	return next, nil, true
-}
-
-func counted(cs []int64) bool {
-	for _, c := range cs {
-		if c != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // ddmin is delta debugging over the schedule: remove one of n chunks at a

@@ -54,11 +54,18 @@ func Render(w io.Writer, r *Replayed) error {
 	if v != nil && ex.ViolationStep == 0 {
 		line(">> initial state: VIOLATION " + v.Error())
 	}
+	loop := len(ex.Steps) - r.Cycle
 	for i, s := range ex.Steps {
 		mark := "  "
 		violating := v != nil && ex.ViolationStep == i+1
-		if violating {
+		if r.Cycle > 0 && i == loop {
+			line(cycleLine(num, loop, len(ex.Steps)))
+		}
+		switch {
+		case violating:
 			mark = ">>"
+		case r.Cycle > 0 && i >= loop:
+			mark = " |"
 		}
 		label := s.Label
 		if s.Choice.Alt != 0 {
@@ -76,6 +83,11 @@ func Render(w io.Writer, r *Replayed) error {
 
 	footer(line, m, ex)
 	return b.Flush()
+}
+
+// cycleLine introduces the steps of a lasso's cycle.
+func cycleLine(num, loop, n int) string {
+	return fmt.Sprintf("  %*s   -- steps %d to %d repeat forever: the state after step %d is the state after step %d --", num, "", loop+1, n, n, loop)
 }
 
 // header writes the first two lines of a text view: protocol, variant,

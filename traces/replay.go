@@ -16,6 +16,9 @@ type Replayed struct {
 	Trace     *Trace
 	Machine   model.Machine
 	Execution *explorer.Execution
+	// Cycle is the number of final steps that repeat forever, for a
+	// progress violation that is a lasso (0 otherwise).
+	Cycle int
 }
 
 // A DivergenceError says that a trace no longer fits its model: at Step
@@ -58,6 +61,12 @@ func Replay(p *model.Protocol, t *Trace) (*Replayed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	if t.Violation != nil && isProgress(m, t.Violation.Property) {
+		return replayProgress(m, t)
+	}
+	if t.Cycle != 0 || t.Fairness != "" {
+		return nil, &DivergenceError{Step: len(t.Schedule), Expected: "a violation of a progress property (the trace has a cycle or a fairness)", Actual: "no progress property " + describeViolation(t.Violation)}
+	}
 	ex, err := explorer.Execute(m, t.Schedule)
 	// The first divergence is reported: a changed label comes before the
 	// choice that is no longer enabled further on.
@@ -84,6 +93,48 @@ func Replay(p *model.Protocol, t *Trace) (*Replayed, error) {
 		return nil, &DivergenceError{Step: n, Expected: describeViolation(t.Violation), Actual: d}
 	}
 	return &Replayed{Trace: t, Machine: m, Execution: ex}, nil
+}
+
+func isProgress(m model.Machine, property string) bool {
+	for _, p := range m.Properties().Progress {
+		if p.Name == property {
+			return true
+		}
+	}
+	return false
+}
+
+// replayProgress replays a progress counterexample: every step as in
+// Replay, and then the lasso itself, checked by explorer.CheckLasso (the
+// cycle closes, the obligation is pending throughout and, under weak
+// fairness, the cycle is fair). The replayed execution carries the trace's
+// violation at its last step, for rendering.
+func replayProgress(m model.Machine, t *Trace) (*Replayed, error) {
+	fairness := t.Fairness
+	if fairness == "" {
+		fairness = explorer.FairnessWeak
+	}
+	ex, err := explorer.CheckLasso(m, t.Schedule, t.Cycle, t.Violation.Property, fairness)
+	names := m.Threads()
+	if ex != nil {
+		for i, s := range ex.Steps {
+			want := t.Steps[i]
+			got := Step{Thread: threadName(names, s.Choice.Thread), Label: s.Label}
+			if got != want {
+				return nil, &DivergenceError{Step: i + 1, Expected: describeStep(want), Actual: describeStep(got)}
+			}
+		}
+	}
+	if err != nil {
+		var de *explorer.DivergenceError
+		if errors.As(err, &de) {
+			return nil, divergence(m, err)
+		}
+		return nil, &DivergenceError{Step: len(t.Schedule), Expected: "a " + t.Violation.Property + " counterexample", Actual: err.Error()}
+	}
+	v := *t.Violation
+	ex.Violation, ex.ViolationStep = &v, len(t.Schedule)
+	return &Replayed{Trace: t, Machine: m, Execution: ex, Cycle: t.Cycle}, nil
 }
 
 // compareViolations returns "" when the execution's violation matches the

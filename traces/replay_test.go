@@ -184,3 +184,19 @@ func TestReplayNeedsEveryParameter(t *testing.T) {
 		}
 	}
 }
+
+// A user's own machine is traced through model.Single, without writing a
+// protocol of its own.
+func TestTraceOfABareMachine(t *testing.T) {
+	p := model.Single("counter", newCounter(true, 2, 1))
+	tr, err := Record(p, "model", nil, []model.Choice{{Thread: 0}, {Thread: 1}, {Thread: 1}, {Thread: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Violation == nil || tr.Violation.Property != "no-lost-update" {
+		t.Fatalf("violation %v", tr.Violation)
+	}
+	if _, err := Replay(p, tr); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,19 +26,36 @@ import (
 // trace is recognised as one and other JSON is rejected with a clear error.
 const Format = "protocheck-trace"
 
-// Version is the trace format version this package reads and writes.
-const Version = 1
+// Version is the newest trace format version: version 2 adds the lasso of
+// a progress violation ("cycle", "fairness"). A trace without them is
+// written as version 1, which every version reads.
+const Version = 2
 
 // A Trace is a counterexample (or any execution) as data.
 type Trace struct {
-	Format    string           `json:"format"`
-	Version   int              `json:"version"`
-	Protocol  string           `json:"protocol"`
-	Variant   string           `json:"variant"`
-	Params    model.Params     `json:"params"`   // all of them, defaults included
-	Schedule  []model.Choice   `json:"schedule"` // the choices: all replay needs
-	Steps     []Step           `json:"steps"`    // one per choice, checked on replay
+	Format   string         `json:"format"`
+	Version  int            `json:"version"`
+	Protocol string         `json:"protocol"`
+	Variant  string         `json:"variant"`
+	Params   model.Params   `json:"params"`   // all of them, defaults included
+	Schedule []model.Choice `json:"schedule"` // the choices: all replay needs
+	Steps    []Step         `json:"steps"`    // one per choice, checked on replay
+	// Cycle, for a progress violation that is a lasso, is the number of
+	// steps at the end of the schedule that repeat forever (version 2).
+	Cycle int `json:"cycle,omitempty"`
+	// Fairness, for a progress violation, is the fairness the cycle was
+	// found under and is checked against on replay (version 2).
+	Fairness  string           `json:"fairness,omitempty"`
 	Violation *model.Violation `json:"violation,omitempty"`
+}
+
+// version is the format version t is written in: the oldest that holds
+// it.
+func (t *Trace) version() int {
+	if t.Cycle != 0 || t.Fairness != "" {
+		return 2
+	}
+	return 1
 }
 
 // A Step is what a person reads about one choice; replay checks that the
@@ -67,7 +84,7 @@ func Record(p *model.Protocol, variant string, params model.Params, schedule []m
 	}
 	t := &Trace{
 		Format:   Format,
-		Version:  Version,
+		Version:  1,
 		Protocol: p.Name,
 		Variant:  variant,
 		Params:   resolved,
@@ -86,6 +103,41 @@ func Record(p *model.Protocol, variant string, params model.Params, schedule []m
 	return t, nil
 }
 
+// RecordProgress is Record for a progress violation v found under
+// fairness: the schedule is a lasso whose last cycle steps repeat forever
+// (or, with cycle 0, an execution that ends with the obligation pending).
+// The lasso is checked (explorer.CheckLasso) before it is recorded.
+func RecordProgress(p *model.Protocol, variant string, params model.Params, schedule []model.Choice, cycle int, v *model.Violation, fairness string) (*Trace, error) {
+	if p == nil || v == nil {
+		return nil, errors.New("record: no protocol or no violation")
+	}
+	m, resolved, err := p.Instantiate(variant, params)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := explorer.CheckLasso(m, schedule, cycle, v.Property, fairness)
+	if err != nil {
+		var de *explorer.DivergenceError
+		if errors.As(err, &de) {
+			return nil, divergence(m, err)
+		}
+		return nil, fmt.Errorf("record: not a %s counterexample: %w", v.Property, err)
+	}
+	t := &Trace{
+		Format: Format, Protocol: p.Name, Variant: variant, Params: resolved,
+		Schedule: append([]model.Choice(nil), schedule...), Steps: make([]Step, len(ex.Steps)),
+		Cycle: cycle, Fairness: fairness,
+	}
+	names := m.Threads()
+	for i, s := range ex.Steps {
+		t.Steps[i] = Step{Thread: threadName(names, s.Choice.Thread), Label: s.Label}
+	}
+	vc := *v
+	t.Violation = &vc
+	t.Version = t.version()
+	return t, nil
+}
+
 // validate checks what Decode guarantees of every trace it returns, so that
 // Encode never writes a file Decode would refuse and Replay can trust the
 // shape of a trace built in memory.
@@ -95,8 +147,16 @@ func (t *Trace) validate() error {
 		return errors.New("no trace")
 	case t.Format != Format:
 		return fmt.Errorf("format is %q, not %q: not a protocheck trace", t.Format, Format)
-	case t.Version != Version:
-		return fmt.Errorf("unsupported trace version %d (this protocheck reads version %d)", t.Version, Version)
+	case t.Version < 1 || t.Version > Version:
+		return fmt.Errorf("unsupported trace version %d (this protocheck reads versions 1 to %d)", t.Version, Version)
+	case t.Version < t.version():
+		return fmt.Errorf("a version %d trace cannot hold a cycle or a fairness (version 2 can)", t.Version)
+	case t.Cycle < 0 || t.Cycle > len(t.Schedule):
+		return fmt.Errorf("cycle of %d steps in a schedule of %d", t.Cycle, len(t.Schedule))
+	case t.Fairness != "" && t.Fairness != explorer.FairnessWeak && t.Fairness != explorer.FairnessNone:
+		return fmt.Errorf("fairness %q is neither %q nor %q", t.Fairness, explorer.FairnessWeak, explorer.FairnessNone)
+	case t.Cycle > 0 && (t.Violation == nil || t.Fairness == ""):
+		return errors.New("a cycle belongs to a progress violation, with its fairness")
 	case t.Protocol == "":
 		return errors.New("protocol is empty")
 	case t.Variant == "":
@@ -163,14 +223,21 @@ func Encode(t *Trace) ([]byte, error) {
 	if err := writeList(&b, len(t.Steps), func(i int) any { return t.Steps[i] }); err != nil {
 		return nil, err
 	}
-	if t.Violation != nil {
+	for _, f := range []struct {
+		name string
+		v    any
+		set  bool
+	}{{"cycle", t.Cycle, t.Cycle != 0}, {"fairness", t.Fairness, t.Fairness != ""}, {"violation", t.Violation, t.Violation != nil}} {
+		if !f.set {
+			continue
+		}
 		b.WriteString(",\n")
-		if err := field("violation", t.Violation, true); err != nil {
+		if err := field(f.name, f.v, true); err != nil {
 			return nil, err
 		}
-	} else {
-		b.WriteByte('\n')
+		b.Truncate(b.Len() - 1) // field ends the line; the next one starts with ","
 	}
+	b.WriteByte('\n')
 	b.WriteString("}\n")
 	return b.Bytes(), nil
 }

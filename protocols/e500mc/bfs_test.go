@@ -35,7 +35,7 @@ func defaultResult(t *testing.T, variant string) *explorer.Result {
 	if r, ok := defaultResults[variant]; ok {
 		return r
 	}
-	r := explore(t, machineFor(t, variant, nil), explorer.Options{Strategy: explorer.BFS})
+	r := explore(t, machineFor(t, variant, nil), explorer.Options{Strategy: explorer.BFS, Metrics: true})
 	defaultResults[variant] = r
 	return r
 }

@@ -21,7 +21,7 @@ func TestAlternatingScenario(t *testing.T) {
 			{"per-lpid", 2, 0},
 		} {
 			m := machineFor(t, c.variant, model.Params{"scenario": 1, "rounds": n})
-			r := explore(t, m, explorer.Options{})
+			r := explore(t, m, explorer.Options{Metrics: true})
 			if r.Verdict != explorer.OK || r.Stats.States != int64(5*n+2) {
 				t.Fatalf("%s rounds=%d: %s, want ok with %d states (one execution)", c.variant, n, r, 5*n+2)
 			}

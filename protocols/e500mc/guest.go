@@ -34,26 +34,44 @@ func (m *machine) guestAccess(s *state, c int, x *model.Exec) {
 	l := int(p.lpidr)
 	m.seq(s)
 	p.step++
-	x.Touch(fmt.Sprintf("CPU%d.tlb", c), false)
-	who := fmt.Sprintf("vCPU %s of %s", vcpuName(vc.id), vmName(s.vms[vc.vm].id))
-	x.Call(int(vc.id), op{VCPU: vc.id, Kind: opTranslate})
-	if e := p.tlb[l]; e.valid() {
-		x.Labelf("guest load EA 0: %s on CPU%d hits the TLB (LPID %d) -> page %d", who, c, l, e.rpn)
-		x.Return(int(vc.id), result{Page: e.rpn})
+	x.Touch(m.tlbName[c], false)
+	who := ""
+	if x.Labelling() {
+		who = fmt.Sprintf("vCPU %s of %s", vcpuName(vc.id), vmName(s.vms[vc.vm].id))
+	}
+	client := int(vc.id)
+	if x.Recording() {
+		x.Call(client, op{VCPU: vc.id, Kind: opTranslate})
+	}
+	if e := *m.tlbAt(s, c, l); e.valid() {
+		if x.Labelling() {
+			x.Labelf("guest load EA 0: %s on CPU%d hits the TLB (LPID %d) -> page %d", who, c, l, e.rpn)
+		}
+		if x.Recording() {
+			x.Return(client, result{Page: e.rpn})
+		}
 		m.checkHit(s, c, v, e, x)
 		return
 	}
 	g := x.Load(s.mem, m.gtlb[v])
 	if g == 0 {
-		x.Labelf("guest load EA 0: %s on CPU%d misses; no gtlb entry, guest TLB miss injected", who, c)
-		x.Return(int(vc.id), result{})
+		if x.Labelling() {
+			x.Labelf("guest load EA 0: %s on CPU%d misses; no gtlb entry, guest TLB miss injected", who, c)
+		}
+		if x.Recording() {
+			x.Return(client, result{})
+		}
 		return
 	}
-	x.Touch(fmt.Sprintf("CPU%d.tlb", c), true)
-	p.tlb[l] = entry{creator: vc.id + 1, vm: s.vms[vc.vm].id, rpn: uint8(g)}
+	x.Touch(m.tlbName[c], true)
+	*m.tlbAt(s, c, l) = entry{creator: vc.id + 1, vm: s.vms[vc.vm].id, rpn: uint8(g)}
 	x.Count(metricRefills, 1)
-	x.Labelf("kvmppc_mmu_map: %s on CPU%d misses EA 0, host refills page %d from its gtlb (LPID %d)", who, c, g, l)
-	x.Return(int(vc.id), result{Page: uint8(g)})
+	if x.Labelling() {
+		x.Labelf("kvmppc_mmu_map: %s on CPU%d misses EA 0, host refills page %d from its gtlb (LPID %d)", who, c, g, l)
+	}
+	if x.Recording() {
+		x.Return(client, result{Page: uint8(g)})
+	}
 }
 
 // checkHit checks a TLB hit of vCPU v on CPU c against both properties,
@@ -103,16 +121,20 @@ func (m *machine) guestTLBWE(s *state, c int, x *model.Exec) {
 	}
 	old := x.Load(s.mem, m.gtlb[v])
 	x.Store(s.mem, m.gtlb[v], uint64(page))
-	x.Touch(fmt.Sprintf("CPU%d.tlb", c), true)
-	p.tlb[l] = entry{creator: vc.id + 1, vm: s.vms[vc.vm].id, rpn: page}
+	x.Touch(m.tlbName[c], true)
+	*m.tlbAt(s, c, l) = entry{creator: vc.id + 1, vm: s.vms[vc.vm].id, rpn: page}
 	p.step++
-	x.Call(int(vc.id), op{VCPU: vc.id, Kind: opInstall, Page: page})
-	x.Return(int(vc.id), result{})
-	inval := ""
-	if old != 0 {
-		inval = fmt.Sprintf("tlbil_one of old page %d on CPU%d, ", old, c)
+	if x.Recording() {
+		x.Call(int(vc.id), op{VCPU: vc.id, Kind: opInstall, Page: page})
+		x.Return(int(vc.id), result{})
 	}
-	x.Labelf("kvmppc_e500_emul_tlbwe: vCPU %s maps EA 0 -> page %d (%swrite gtlb, premap on CPU%d LPID %d)", vcpuName(vc.id), page, inval, c, l)
+	if x.Labelling() {
+		inval := ""
+		if old != 0 {
+			inval = fmt.Sprintf("tlbil_one of old page %d on CPU%d, ", old, c)
+		}
+		x.Labelf("kvmppc_e500_emul_tlbwe: vCPU %s maps EA 0 -> page %d (%swrite gtlb, premap on CPU%d LPID %d)", vcpuName(vc.id), page, inval, c, l)
+	}
 }
 
 // guestTLBILX is kvmppc_e500_emul_tlbilx for EA 0: for the matching gtlb
@@ -126,10 +148,14 @@ func (m *machine) guestTLBILX(s *state, c int, x *model.Exec) {
 	l := int(p.lpidr)
 	m.seq(s)
 	old := x.Load(s.mem, m.gtlb[v])
-	x.Touch(fmt.Sprintf("CPU%d.tlb", c), true)
-	p.tlb[l] = entry{}
+	x.Touch(m.tlbName[c], true)
+	*m.tlbAt(s, c, l) = entry{}
 	x.Store(s.mem, m.gtlb[v], 0)
-	x.Call(int(vc.id), op{VCPU: vc.id, Kind: opInvalidate})
-	x.Return(int(vc.id), result{})
-	x.Labelf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb and on CPU%d only (LPID %d)", vcpuName(vc.id), old, c, l)
+	if x.Recording() {
+		x.Call(int(vc.id), op{VCPU: vc.id, Kind: opInvalidate})
+		x.Return(int(vc.id), result{})
+	}
+	if x.Labelling() {
+		x.Labelf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb and on CPU%d only (LPID %d)", vcpuName(vc.id), old, c, l)
+	}
 }

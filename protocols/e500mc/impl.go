@@ -289,9 +289,11 @@ func (h *host) threadName(t int) string {
 }
 
 // allowed reports whether thread t's alternative alt can be taken now: the
-// code's own conditions, which are the model's Enabled (the host scheduler
-// runs only a live vCPU that is not loaded elsewhere, within the budgets;
-// the VMM destroys only a VM none of whose vCPUs is loaded).
+// code's own conditions, which are the alternatives the model's step
+// draws from (the host scheduler runs only a live vCPU that is not loaded
+// elsewhere, within the budgets; the VMM destroys only a VM none of whose
+// vCPUs is loaded). TestImplOffersTheModelsChoices checks that they give
+// explorer.Enabled's choices at every step.
 func (h *host) allowed(t, alt int) bool {
 	if t == h.vmm {
 		if h.cycle >= h.cfg.cycles {

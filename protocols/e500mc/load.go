@@ -17,93 +17,137 @@ import (
 // on whichever CPU the vCPU resumes on.
 func (m *machine) load(s *state, c, v int, x *model.Exec) {
 	vc := &s.vcpus[v]
-	fn := fmt.Sprintf("kvmppc_core_vcpu_load_e500mc: vCPU %s of %s on CPU%d", vcpuName(vc.id), vmName(s.vms[vc.vm].id), c)
+	fn := ""
+	if x.Labelling() {
+		fn = fmt.Sprintf("kvmppc_core_vcpu_load_e500mc: vCPU %s of %s on CPU%d", vcpuName(vc.id), vmName(s.vms[vc.vm].id), c)
+	}
 	if vc.midLoad != midNone {
 		l := int(x.Load(s.mem, m.kvmLPID[vc.vm]))
 		flush := vc.midLoad == midFlush
 		vc.midLoad = midNone
-		m.enter(s, c, v, l, x)
+		m.enter(s, c, v, l)
 		if !flush {
-			x.Labelf("%s resumes after preemption and enters the guest without a flush (decided before it was preempted)", fn)
+			if x.Labelling() {
+				x.Label(fn + " resumes after preemption and enters the guest without a flush (decided before it was preempted)")
+			}
 			return
 		}
 		m.flush(s, c, v, l, x)
-		x.Labelf("%s resumes after preemption, tlbilxlpid %d (decided before it was preempted)", fn, l)
+		if x.Labelling() {
+			x.Labelf("%s resumes after preemption, tlbilxlpid %d (decided before it was preempted)", fn, l)
+		}
 		return
 	}
 	s.loadsLeft--
 	l := int(x.Load(s.mem, m.kvmLPID[vc.vm])) // mtspr(SPRN_LPID, get_lpid(vcpu))
-	flush, why := m.decide(s, c, v, l, x)
+	d := m.decide(s, c, v, l, x)
+	why := ""
+	if x.Labelling() {
+		why = m.why(s, c, v, l, d)
+	}
 	if m.cfg.preemptible {
 		vc.midLoad = midSkip
 		verdict := "no flush"
-		if flush {
+		if d.flush {
 			vc.midLoad, verdict = midFlush, "flush"
 		}
-		x.Labelf("%s decides %s (%s), then is preempted before acting on it", fn, verdict, why)
+		if x.Labelling() {
+			x.Labelf("%s decides %s (%s), then is preempted before acting on it", fn, verdict, why)
+		}
 		return
 	}
-	m.enter(s, c, v, l, x)
-	if !flush {
-		x.Labelf("%s, no flush (%s)", fn, why)
+	m.enter(s, c, v, l)
+	if !d.flush {
+		if x.Labelling() {
+			x.Labelf("%s, no flush (%s)", fn, why)
+		}
 		return
 	}
 	m.flush(s, c, v, l, x)
-	x.Labelf("%s, tlbilxlpid %d (%s)", fn, l, why)
+	if x.Labelling() {
+		x.Labelf("%s, tlbilxlpid %d (%s)", fn, l, why)
+	}
 }
 
 // enter makes v the vCPU loaded on c with LPID l.
-func (m *machine) enter(s *state, c, v, l int, x *model.Exec) {
+func (m *machine) enter(s *state, c, v, l int) {
 	p := &s.cpus[c]
 	p.run, p.lpidr, p.step = int8(v), uint8(l), 0
 	s.vcpus[v].cpu = int8(c)
 }
 
-// decide evaluates the variant's flush condition for v on CPU c and says
-// why, in the code's terms.
-func (m *machine) decide(s *state, c, v, l int, x *model.Exec) (bool, string) {
-	vc := &s.vcpus[v]
+// A decision is the outcome of the flush condition and the words it read
+// (|| short-circuits as in C: a term not evaluated read nothing), from
+// which why renders the reason.
+type decision struct {
+	flush      bool
+	readOldpir bool
+	oldpir     uint64
+	readLast   bool
+	last       uint64
+}
+
+// decide evaluates the variant's flush condition for v on CPU c.
+func (m *machine) decide(s *state, c, v, l int, x *model.Exec) decision {
+	var d decision
 	me := uint64(v + 1) // the vCPU pointer: its slot's address
 	pir := uint64(c)    // mfspr(SPRN_PIR)
-	why := ""
 	oldpir := func() bool {
-		o := x.Load(s.mem, m.oldpir[v])
-		if o != pir {
-			why = fmt.Sprintf("oldpir %s != PIR %d", pirString(o), pir)
-			return true
-		}
-		why = fmt.Sprintf("oldpir == PIR %d", pir)
-		return false
+		d.readOldpir = true
+		d.oldpir = x.Load(s.mem, m.oldpir[v])
+		return d.oldpir != pir
 	}
-	last := func(a model.Addr, name string) bool {
-		w := x.Load(s.mem, a)
-		if w != me {
-			why += fmt.Sprintf("%s%s %s != %s", sep(why), name, s.pointerString(w), vcpuName(vc.id))
-			return true
-		}
-		why += fmt.Sprintf("%s%s == %s", sep(why), name, vcpuName(vc.id))
-		return false
+	last := func(a model.Addr) bool {
+		d.readLast = true
+		d.last = x.Load(s.mem, a)
+		return d.last != me
 	}
-	lastLPID := fmt.Sprintf("last_vcpu_of_lpid[%d]", l)
 	switch m.cfg.cond {
 	case condPerLPID:
-		return oldpir() || last(m.lastOfLPID[c][l], lastLPID), why
+		d.flush = oldpir() || last(m.lastOfLPID[c][l])
 	case condPerCPU:
-		return oldpir() || last(m.lastOnCPU[c], "last_vcpu_on_cpu"), why
+		d.flush = oldpir() || last(m.lastOnCPU[c])
 	case condOldpirOnly:
-		return oldpir(), why
+		d.flush = oldpir()
 	case condLastOnly:
-		return last(m.lastOfLPID[c][l], lastLPID), why
+		d.flush = last(m.lastOfLPID[c][l])
 	}
-	return false, "this variant never flushes"
+	return d
+}
+
+// why says why load decided d, in the code's terms.
+func (m *machine) why(s *state, c, v, l int, d decision) string {
+	if m.cfg.cond == condNever {
+		return "this variant never flushes"
+	}
+	why := ""
+	if d.readOldpir {
+		if d.oldpir != uint64(c) {
+			return fmt.Sprintf("oldpir %s != PIR %d", pirString(d.oldpir), c)
+		}
+		why = fmt.Sprintf("oldpir == PIR %d", c)
+	}
+	if d.readLast {
+		name := fmt.Sprintf("last_vcpu_of_lpid[%d]", l)
+		if m.cfg.cond == condPerCPU {
+			name = "last_vcpu_on_cpu"
+		}
+		me := s.vcpus[v].id
+		if d.last != uint64(v+1) {
+			why += fmt.Sprintf("%s%s %s != %s", sep(why), name, s.pointerString(d.last), vcpuName(me))
+		} else {
+			why += fmt.Sprintf("%s%s == %s", sep(why), name, vcpuName(me))
+		}
+	}
+	return why
 }
 
 // flush is kvmppc_e500_tlbil_all (tlbilxlpid, local to CPU c) and the
 // record of v as the last vCPU the condition looks at.
 func (m *machine) flush(s *state, c, v, l int, x *model.Exec) {
 	me := uint64(v + 1)
-	x.Touch(fmt.Sprintf("CPU%d.tlb", c), true)
-	s.cpus[c].tlb[l] = entry{}
+	x.Touch(m.tlbName[c], true)
+	*m.tlbAt(s, c, l) = entry{}
 	x.Count(metricFlushes, 1)
 	switch m.cfg.cond {
 	case condPerLPID, condLastOnly:
@@ -123,7 +167,9 @@ func (m *machine) put(s *state, c int, x *model.Exec) {
 	x.Store(s.mem, m.oldpir[v], uint64(c))
 	p.run, p.lpidr, p.step = -1, 0, 0
 	vc.cpu = -1
-	x.Labelf("kvmppc_core_vcpu_put_e500mc: vCPU %s of %s leaves CPU%d, oldpir = %d", vcpuName(vc.id), vmName(s.vms[vc.vm].id), c, c)
+	if x.Labelling() {
+		x.Labelf("kvmppc_core_vcpu_put_e500mc: vCPU %s of %s leaves CPU%d, oldpir = %d", vcpuName(vc.id), vmName(s.vms[vc.vm].id), c, c)
+	}
 }
 
 func sep(s string) string {

@@ -29,6 +29,8 @@ type machine struct {
 	nslots  int
 	threads []string
 	vmm     int // thread index of the VMM, or -1
+	props   model.Properties
+	tlbName [maxCPUs]string // "CPU0.tlb": the object a TLB access touches
 
 	// Shared words.
 	lastOfLPID [maxCPUs][maxLPIDs + 1]model.Addr // per-CPU last_vcpu_of_lpid[L]: slot+1, 0 = NULL
@@ -43,6 +45,10 @@ type machine struct {
 func build(c config) *machine {
 	m := &machine{cfg: c, vmm: -1}
 	m.nslots = c.vmVCPUs[0] + c.vmVCPUs[1]
+	// Both properties are checked where the guest can observe them: at
+	// each TLB hit (a step assertion in guestAccess). There is no
+	// invariant.
+	m.props = model.Properties{Metrics: []string{Flushes, Refills}, Spec: guestTLBSpec}
 	var names []string
 	add := func(name string) model.Addr {
 		names = append(names, name)
@@ -55,6 +61,7 @@ func build(c config) *machine {
 		if c.cond == condPerCPU {
 			m.lastOnCPU[cpu] = add(fmt.Sprintf("CPU%d.last_vcpu_on_cpu", cpu))
 		}
+		m.tlbName[cpu] = fmt.Sprintf("CPU%d.tlb", cpu)
 	}
 	for v := 0; v < m.nslots; v++ {
 		m.oldpir[v] = add(fmt.Sprintf("slot%d.arch.oldpir", v))
@@ -75,8 +82,13 @@ func build(c config) *machine {
 
 	// The initial VMs exist before exploration starts: VM1 (kvm0) has
 	// LPID 1 and vCPUs A, B..., VM2 (kvm1) LPID 2 and the next ones.
-	s := &state{mem: model.NewMem(names...), ncpus: uint8(c.cpus), nslots: uint8(m.nslots),
-		loadsLeft: uint8(c.loads), opsLeft: uint8(c.ops)}
+	s := &state{m: m, core: core{
+		mem:       model.NewMem(names...),
+		cpus:      make([]cpuState, c.cpus),
+		tlb:       make([]entry, c.cpus*c.lpids),
+		vcpus:     make([]vcpuState, m.nslots),
+		loadsLeft: uint8(c.loads), opsLeft: uint8(c.ops),
+	}}
 	for cpu := range s.cpus {
 		s.cpus[cpu].run = -1
 	}
@@ -90,78 +102,55 @@ func build(c config) *machine {
 			slot++
 		}
 	}
-	for v := slot; v < maxSlots; v++ {
-		s.vcpus[v].cpu = -1
-	}
 	s.nextVCPU, s.nextVM = uint8(slot), maxVMs
 	s.mem.Init(m.lpidInuse, 1|1<<1|1<<2) // host LPID 0, VM1's 1, VM2's 2
 	m.init = s
 	return m
 }
 
-func (m *machine) Threads() []string { return m.threads }
-func (m *machine) Init() model.State { return m.init.Clone() }
-func (m *machine) Metrics() []string { return []string{Flushes, Refills} }
-func (m *machine) Spec() *model.Spec { return guestTLBSpec }
-func (m *machine) Invariants() []model.Invariant {
-	// Both properties are checked where the guest can observe them: at
-	// each TLB hit (a step assertion in guestAccess).
-	return nil
-}
-
-func (m *machine) Enabled(ms model.State, buf []model.Choice) []model.Choice {
+func (m *machine) Threads() []string            { return m.threads }
+func (m *machine) Init() model.State            { return m.init.clone() }
+func (m *machine) Properties() model.Properties { return m.props }
+func (m *machine) Step(ms model.State, t int, x *model.Exec) {
 	s := ms.(*state)
-	for c := 0; c < m.cfg.cpus; c++ {
-		if m.cfg.scenario == scenarioAlternating {
-			buf = m.scripted(s, c, buf)
-			continue
-		}
-		buf = m.cpuEnabled(s, c, buf)
+	if t == m.vmm {
+		m.vmmStep(s, x)
+		return
 	}
-	if m.vmm >= 0 {
-		buf = m.vmmEnabled(s, buf)
+	if m.cfg.scenario == scenarioAlternating {
+		m.scriptedStep(s, t, x)
+		return
 	}
-	return buf
-}
-
-// cpuEnabled lists what CPU c's host scheduler and the guest it runs can
-// do next.
-func (m *machine) cpuEnabled(s *state, c int, buf []model.Choice) []model.Choice {
-	p := &s.cpus[c]
+	p := &s.cpus[t]
 	if p.run < 0 {
-		for v := 0; v < m.nslots; v++ {
-			// A vCPU preempted inside its load resumes without a new
-			// load of the budget.
-			if vc := &s.vcpus[v]; vc.live && vc.cpu < 0 && (s.loadsLeft > 0 || vc.midLoad != midNone) {
-				buf = append(buf, model.Choice{Thread: c, Alt: v})
-			}
+		set := m.loadable(s)
+		if set == 0 {
+			m.idle(s, x)
+			return
 		}
-		return buf
+		// Alternative v loads the vCPU at slot v: alternatives are
+		// identities, not positions.
+		m.load(s, t, x.ChooseFrom(set), x)
+		return
 	}
+	// The guest's operations and the put keep their numbers whichever of
+	// them the state offers.
+	set := uint64(1) << altPut
 	if s.opsLeft > 0 {
-		buf = append(buf, model.Choice{Thread: c, Alt: altAccess}, model.Choice{Thread: c, Alt: altTLBWE})
+		set |= 1<<altAccess | 1<<altTLBWE
 		// A tlbilx that matches nothing in the vCPU's gtlb touches nothing
 		// on the host (kvmppc_e500_emul_tlbilx walks the gtlb only), so
 		// it is only offered when the gtlb maps EA 0.
 		if s.mem.Peek(m.gtlb[p.run]) != 0 {
-			buf = append(buf, model.Choice{Thread: c, Alt: altTLBILX})
+			set |= 1 << altTLBILX
 		}
 	}
-	return append(buf, model.Choice{Thread: c, Alt: altPut})
+	m.guestStep(s, t, x.ChooseFrom(set), x)
 }
 
-func (m *machine) Step(ms model.State, ch model.Choice, x *model.Exec) model.State {
-	s := ms.Clone().(*state)
-	if ch.Thread == m.vmm {
-		m.vmmStep(s, ch.Alt, x)
-		return s
-	}
-	c := ch.Thread
-	if s.cpus[c].run < 0 {
-		m.load(s, c, ch.Alt, x)
-		return s
-	}
-	switch ch.Alt {
+// guestStep runs alternative alt of CPU c, which has a vCPU loaded.
+func (m *machine) guestStep(s *state, c, alt int, x *model.Exec) {
+	switch alt {
 	case altAccess:
 		m.guestAccess(s, c, x)
 	case altTLBWE:
@@ -171,30 +160,41 @@ func (m *machine) Step(ms model.State, ch model.Choice, x *model.Exec) model.Sta
 	case altPut:
 		m.put(s, c, x)
 	}
-	return s
 }
 
-func (m *machine) Status(ms model.State, t int) model.Status {
-	s := ms.(*state)
-	if t == m.vmm {
-		if int(s.vmm.cycle) >= m.cfg.cycles {
-			return model.Status{Done: true}
+// loadable is the set of slots an idle CPU can load (bit v: slot v): a
+// live vCPU not loaded elsewhere, within the load budget. A vCPU
+// preempted inside its load resumes without a new load of the budget.
+func (m *machine) loadable(s *state) uint64 {
+	var set uint64
+	for v := range s.vcpus {
+		if vc := &s.vcpus[v]; vc.live && vc.cpu < 0 && (s.loadsLeft > 0 || vc.midLoad != midNone) {
+			set |= 1 << uint(v)
 		}
-		return model.Status{WaitsFor: "every vCPU of the VM it destroys to be put"}
 	}
-	if s.cpus[t].run >= 0 {
-		return model.Status{WaitsFor: "nothing: it can put its vCPU"}
+	return set
+}
+
+// idle is the step of an idle CPU with no vCPU to load: it is done once
+// the load budget is spent, and otherwise waits. It is only reached when
+// loadable is empty, so a CPU on which a preempted load could resume
+// (preempt-window, after the last load) is never called done: it steps.
+func (m *machine) idle(s *state, x *model.Exec) {
+	if s.loadsLeft == 0 {
+		x.Done()
+		return
 	}
-	if m.cfg.scenario == scenarioAlternating || s.loadsLeft == 0 {
-		return model.Status{Done: s.loadsLeft == 0}
-	}
-	for v := 0; v < m.nslots; v++ {
+	for v := range s.vcpus {
 		if s.vcpus[v].live {
-			return model.Status{WaitsFor: "a vCPU that is not loaded elsewhere"}
+			x.Block()
+			x.Label("a vCPU that is not loaded elsewhere")
+			return
 		}
 	}
 	if m.vmm >= 0 && int(s.vmm.cycle) < m.cfg.cycles {
-		return model.Status{WaitsFor: "the VMM to create a vCPU"}
+		x.Block()
+		x.Label("the VMM to create a vCPU")
+		return
 	}
-	return model.Status{Done: true}
+	x.Done()
 }

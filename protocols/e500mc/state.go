@@ -7,8 +7,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// Size limits of the fixed arrays the state is made of. The parameters'
-// Max values stay within them.
+// Size limits of the state. The parameters' Max values stay within them.
 const (
 	maxCPUs  = 4
 	maxSlots = 6 // vCPU slots: the addresses kmem_cache hands out
@@ -28,13 +27,12 @@ type entry struct {
 
 func (e entry) valid() bool { return e.creator != 0 }
 
-// cpuState is one physical CPU: what its host scheduler runs and its
-// hardware TLB.
+// cpuState is what one physical CPU's host scheduler runs. Its hardware
+// TLB is in core.tlb.
 type cpuState struct {
 	run   int8  // slot of the loaded vCPU, or -1
 	lpidr uint8 // SPRN_LPID while a vCPU is loaded
 	step  uint8 // guest operations done in the current slice (scenario 1)
-	tlb   [maxLPIDs + 1]entry
 }
 
 // vcpuState is a vCPU slot: the struct kvm_vcpu at one address, and which
@@ -72,58 +70,67 @@ const (
 	phaseCreateVCPU
 )
 
-// state is the whole machine state: the shared words in mem, everything
-// else plain arrays indexed by small ids.
-type state struct {
-	mem       model.Mem
-	cpus      [maxCPUs]cpuState
-	vcpus     [maxSlots]vcpuState
+// core is the whole machine state, plain data that coreCodec encodes: the
+// shared words in mem, everything else small integers. The per-CPU and
+// per-slot parts are slices as long as the configuration has CPUs, slots
+// and LPIDs, so that an encoding holds no unused slot.
+type core struct {
+	mem  model.Mem
+	cpus []cpuState // one per CPU
+	// tlb holds the hardware TLBs: CPU c's entry for LPID l (1..lpids) is
+	// tlb[c*lpids+l-1] (machine.tlbAt). LPID 0 is the host's and never
+	// tagged on a guest entry.
+	tlb       []entry
+	vcpus     []vcpuState // one per slot
 	vms       [maxVMs]vmState
 	vmm       vmmState
 	loadsLeft uint8 // vCPU loads the host schedulers may still do
 	opsLeft   uint8 // guest operations the vCPUs may still do
 	nextVCPU  uint8 // next vCPU incarnation id
 	nextVM    uint8 // next VM incarnation id
-	ncpus     uint8 // sizes, for rendering and keys only
-	nslots    uint8
 }
 
-func (s *state) Clone() model.State {
-	c := *s
+// coreCodec encodes a core field by field (bytes copied, adjacent fields
+// merged, each slice prefixed with its length).
+var coreCodec = model.MustCodec[core]()
+
+// state is a state of a machine: its data and the machine whose layout
+// (sizes, word names) it has, which is not part of the state.
+type state struct {
+	core
+	m *machine
+}
+
+func (s *state) AppendKey(b []byte) []byte { return coreCodec.Append(b, &s.core) }
+
+func (s *state) Decode(b []byte) error {
+	if err := coreCodec.Decode(b, &s.core); err != nil {
+		return err
+	}
+	m := s.m
+	if len(s.cpus) != m.cfg.cpus || len(s.tlb) != m.cfg.cpus*m.cfg.lpids || len(s.vcpus) != m.nslots {
+		return fmt.Errorf("decode e500mc state: %d CPUs, %d TLB entries, %d slots; the machine has %d, %d, %d",
+			len(s.cpus), len(s.tlb), len(s.vcpus), m.cfg.cpus, m.cfg.cpus*m.cfg.lpids, m.nslots)
+	}
+	return nil
+}
+
+// clone returns an independent copy of s.
+func (s *state) clone() *state {
+	c := &state{core: s.core, m: s.m}
 	c.mem = s.mem.Clone()
-	return &c
+	c.cpus = append([]cpuState(nil), s.cpus...)
+	c.tlb = append([]entry(nil), s.tlb...)
+	c.vcpus = append([]vcpuState(nil), s.vcpus...)
+	return c
 }
 
-func (s *state) AppendKey(b []byte) []byte {
-	b = s.mem.AppendKey(b)
-	for c := 0; c < int(s.ncpus); c++ {
-		p := &s.cpus[c]
-		b = append(b, byte(p.run), p.lpidr, p.step)
-		for _, e := range p.tlb {
-			b = append(b, e.creator, e.vm, e.rpn)
-		}
-	}
-	for v := 0; v < int(s.nslots); v++ {
-		p := &s.vcpus[v]
-		b = append(b, boolByte(p.live), p.vm, p.id, byte(p.cpu), p.midLoad)
-	}
-	for _, m := range s.vms {
-		b = append(b, boolByte(m.live), m.id, m.nv)
-	}
-	return append(b, s.vmm.cycle, s.vmm.phase, s.vmm.vm, s.vmm.toCreate,
-		s.loadsLeft, s.opsLeft, s.nextVCPU, s.nextVM)
-}
-
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
-}
+// tlbAt is CPU c's TLB entry for LPID l.
+func (m *machine) tlbAt(s *state, c, l int) *entry { return &s.tlb[c*m.cfg.lpids+l-1] }
 
 func (s *state) Vars() []model.Var {
 	out := s.mem.Vars()
-	for c := 0; c < int(s.ncpus); c++ {
+	for c := range s.cpus {
 		p := &s.cpus[c]
 		run := "idle"
 		if p.run >= 0 {
@@ -133,7 +140,7 @@ func (s *state) Vars() []model.Var {
 			model.Var{Name: fmt.Sprintf("CPU%d.running", c), Value: run},
 			model.Var{Name: fmt.Sprintf("CPU%d.tlb", c), Value: s.describeTLB(c)})
 	}
-	for v := 0; v < int(s.nslots); v++ {
+	for v := range s.vcpus {
 		out = append(out, model.Var{Name: fmt.Sprintf("slot%d", v), Value: s.describeSlot(v)})
 	}
 	for k, m := range s.vms {
@@ -151,8 +158,8 @@ func (s *state) Vars() []model.Var {
 
 func (s *state) describeTLB(c int) string {
 	var parts []string
-	for l, e := range s.cpus[c].tlb {
-		if e.valid() {
+	for l := 1; l <= s.m.cfg.lpids; l++ {
+		if e := *s.m.tlbAt(s, c, l); e.valid() {
 			parts = append(parts, fmt.Sprintf("[LPID %d: EA0->page %d, by %s of %s]", l, e.rpn, vcpuName(e.creator-1), vmName(e.vm)))
 		}
 	}

@@ -36,9 +36,12 @@ import (
 // state, which does not matter: the transition relation is symmetric.)
 //
 // The canonical key is the least, byte-wise, of the encodings of π(s) over
-// the permutations π of the group (at most 4! = 24): two states get the
-// same key iff one is a permutation of the other. In scenario 1 there is
-// one CPU, and the group is trivial.
+// the permutations π of the group (at most 4! = 24; appendPermuted, an
+// encoding of its own in which CPUs come in the permuted order): two
+// states get the same key iff one is a permutation of the other. In
+// scenario 1 there is one CPU, and the group is trivial.
+
+var _ model.Symmetric = (*machine)(nil)
 
 // cpuPerms[n] lists the permutations of 0..n-1, identity first.
 var cpuPerms = func() [maxCPUs + 1][][maxCPUs]int8 {
@@ -74,17 +77,16 @@ func (m *machine) fixedCPU() int {
 func (m *machine) CanonicalKey(ms model.State, b []byte) []byte {
 	s := ms.(*state)
 	start := len(b)
-	b = append(b, 'S')
 	fixed := m.fixedCPU()
 	perms := cpuPerms[m.cfg.cpus]
 	b = m.appendPermuted(b, s, &perms[0]) // the identity
-	var tmp [512]byte
+	var tmp [256]byte
 	for i := 1; i < len(perms); i++ {
 		p := &perms[i]
 		if fixed >= 0 && p[fixed] != int8(fixed) {
 			continue
 		}
-		cand := m.appendPermuted(append(tmp[:0], 'S'), s, p)
+		cand := m.appendPermuted(tmp[:0], s, p)
 		if bytes.Compare(cand, b[start:]) < 0 {
 			b = append(b[:start], cand...)
 		}
@@ -92,30 +94,31 @@ func (m *machine) CanonicalKey(ms model.State, b []byte) []byte {
 	return b
 }
 
-// appendPermuted appends the encoding of π(s), where CPU c of s becomes
+// appendPermuted appends an encoding of π(s), where CPU c of s becomes
 // CPU pi[c]: position i of the encoding holds the CPU c with pi[c] = i.
+// It encodes every part of the state, so two states get the same
+// encoding under some permutations iff one is a permutation of the other.
 func (m *machine) appendPermuted(b []byte, s *state, pi *[maxCPUs]int8) []byte {
 	n := m.cfg.cpus
 	var inv [maxCPUs]int
 	for c := 0; c < n; c++ {
 		inv[pi[c]] = c
 	}
-	word := func(b []byte, a model.Addr) []byte { return binary.AppendUvarint(b, s.mem.Peek(a)) }
 	for i := 0; i < n; i++ {
 		c := inv[i]
 		p := &s.cpus[c]
 		b = append(b, byte(p.run), p.lpidr, p.step)
-		for _, e := range p.tlb {
+		for _, e := range s.tlb[c*m.cfg.lpids : (c+1)*m.cfg.lpids] {
 			b = append(b, e.creator, e.vm, e.rpn)
 		}
 		for l := 1; l <= m.cfg.lpids; l++ {
-			b = word(b, m.lastOfLPID[c][l])
+			b = binary.AppendUvarint(b, s.mem.Peek(m.lastOfLPID[c][l]))
 		}
 		if m.cfg.cond == condPerCPU {
-			b = word(b, m.lastOnCPU[c])
+			b = binary.AppendUvarint(b, s.mem.Peek(m.lastOnCPU[c]))
 		}
 	}
-	for v := 0; v < m.nslots; v++ {
+	for v := range s.vcpus {
 		p := &s.vcpus[v]
 		cpu := p.cpu
 		if cpu >= 0 {
@@ -127,13 +130,20 @@ func (m *machine) appendPermuted(b []byte, s *state, pi *[maxCPUs]int8) []byte {
 			o = uint64(pi[o])
 		}
 		b = binary.AppendUvarint(b, o)
-		b = word(b, m.gtlb[v])
+		b = binary.AppendUvarint(b, s.mem.Peek(m.gtlb[v]))
 	}
 	for k, vm := range s.vms {
 		b = append(b, boolByte(vm.live), vm.id, vm.nv)
-		b = word(b, m.kvmLPID[k])
+		b = binary.AppendUvarint(b, s.mem.Peek(m.kvmLPID[k]))
 	}
-	b = word(b, m.lpidInuse)
+	b = binary.AppendUvarint(b, s.mem.Peek(m.lpidInuse))
 	return append(b, s.vmm.cycle, s.vmm.phase, s.vmm.vm, s.vmm.toCreate,
 		s.loadsLeft, s.opsLeft, s.nextVCPU, s.nextVM)
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -66,10 +66,13 @@ func TestSymmetryAgreesWithBFS(t *testing.T) {
 // per-CPU words, and every CPU id stored in the state (a vCPU's cpu, an
 // oldpir holding a valid PIR) is renamed.
 func permuteCPUs(m *machine, s *state, pi [maxCPUs]int8) *state {
-	n := s.Clone().(*state)
+	n := s.clone()
 	for c := 0; c < m.cfg.cpus; c++ {
 		d := int(pi[c])
 		n.cpus[d] = s.cpus[c]
+		for l := 1; l <= m.cfg.lpids; l++ {
+			*m.tlbAt(n, d, l) = *m.tlbAt(s, c, l)
+		}
 		for l := 1; l <= m.cfg.lpids; l++ {
 			n.mem.Init(m.lastOfLPID[d][l], s.mem.Peek(m.lastOfLPID[c][l]))
 		}
@@ -102,17 +105,35 @@ func permuteChoice(m *machine, s *state, c model.Choice, pi [maxCPUs]int8) model
 	return c
 }
 
-func reachable(m model.Machine) []model.State {
+// successor runs choice c of m on a copy of s with x and returns the
+// successor; x then holds the step's record.
+func successor(m model.Machine, s model.State, c model.Choice, x *model.Exec) model.State {
+	n := model.Clone(m, s)
+	x.Reset(c.Thread, c.Alt)
+	m.Step(n, c.Thread, x)
+	return n
+}
+
+func newExec(m model.Machine) *model.Exec {
+	x := model.NewExec(len(m.Properties().Metrics))
+	x.SetThreadNames(m.Threads())
+	return x
+}
+
+// reachable returns the states of m reachable from the initial state, in
+// bfs order, at most limit of them (0: all).
+func reachable(m model.Machine, limit int) []model.State {
 	init := m.Init()
 	seen := map[string]bool{string(init.AppendKey(nil)): true}
 	out := []model.State{init}
-	x := model.NewExec(len(m.Metrics()))
-	var en []model.Choice
+	x := newExec(m)
 	for i := 0; i < len(out); i++ {
-		for _, c := range m.Enabled(out[i], en[:0]) {
-			x.Reset(c.Thread)
-			n := m.Step(out[i], c, x)
+		for _, c := range explorer.Enabled(m, out[i]) {
+			n := successor(m, out[i], c, x)
 			if k := string(n.AppendKey(nil)); !seen[k] {
+				if len(out) == limit {
+					return out
+				}
 				seen[k] = true
 				out = append(out, n)
 			}
@@ -148,20 +169,19 @@ func TestSymmetryIsABisimulation(t *testing.T) {
 		if len(group) < 2 {
 			t.Fatalf("%s: trivial group", name)
 		}
-		x := model.NewExec(len(m.Metrics()))
+		x := newExec(m)
 		byCanon := map[string][]*state{}
-		var en, pen []model.Choice
-		for _, ms := range reachable(m) {
+		for _, ms := range reachable(m, 0) {
 			s := ms.(*state)
 			canon := string(m.CanonicalKey(s, nil))
 			byCanon[canon] = append(byCanon[canon], s)
-			en = m.Enabled(s, en[:0])
+			en := explorer.Enabled(m, s)
 			for _, pi := range group[1:] {
 				ps := permuteCPUs(m, s, pi)
 				if string(m.CanonicalKey(ps, nil)) != canon {
 					t.Fatalf("%s: permutation %v changes the canonical key of\n%s", name, pi[:m.cfg.cpus], model.Describe(s))
 				}
-				pen = m.Enabled(ps, pen[:0])
+				pen := explorer.Enabled(m, ps)
 				if len(en) != len(pen) {
 					t.Fatalf("%s: %d choices, %d after permutation", name, len(en), len(pen))
 				}
@@ -170,11 +190,9 @@ func TestSymmetryIsABisimulation(t *testing.T) {
 					if !slices.Contains(pen, pc) {
 						t.Fatalf("%s: choice %v has no permuted counterpart %v", name, ch, pc)
 					}
-					x.Reset(ch.Thread)
-					n := m.Step(s, ch, x)
+					n := successor(m, s, ch, x)
 					v, counts := x.Violation(), fmt.Sprint(x.Counts())
-					x.Reset(pc.Thread)
-					pn := m.Step(ps, pc, x)
+					pn := successor(m, ps, pc, x)
 					pv := x.Violation()
 					if string(permuteCPUs(m, n.(*state), pi).AppendKey(nil)) != string(pn.AppendKey(nil)) ||
 						(v == nil) != (pv == nil) || v != nil && v.Property != pv.Property || counts != fmt.Sprint(x.Counts()) {
@@ -215,16 +233,16 @@ func TestOldpirZeroBreaksCPU0Symmetry(t *testing.T) {
 	}
 	// A state right after a vCPU creation: the swap of CPU0 and CPU1 is
 	// not equivariant there.
-	x := model.NewExec(len(m.Metrics()))
-	for _, ms := range reachable(m) {
+	x := newExec(m)
+	for _, ms := range reachable(m, 0) {
 		s := ms.(*state)
 		if s.vmm.phase != phaseCreateVCPU {
 			continue
 		}
 		ch := model.Choice{Thread: m.vmm}
 		pi := [maxCPUs]int8{1, 0, 2, 3}
-		n := m.Step(s, ch, x)
-		pn := m.Step(permuteCPUs(m, s, pi), ch, x)
+		n := successor(m, s, ch, x)
+		pn := successor(m, permuteCPUs(m, s, pi), ch, x)
 		if string(permuteCPUs(m, n.(*state), pi).AppendKey(nil)) == string(pn.AppendKey(nil)) {
 			t.Fatalf("swapping CPU0 and CPU1 commutes with vCPU creation in oldpir-zero")
 		}

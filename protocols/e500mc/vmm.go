@@ -11,45 +11,43 @@ import (
 // just freed) and then its vCPUs (which get the lowest free slots, i.e.
 // the freed vCPUs' addresses). Reuse is what makes the ABA reachable.
 
-func (m *machine) vmmEnabled(s *state, buf []model.Choice) []model.Choice {
+func (m *machine) vmmStep(s *state, x *model.Exec) {
 	if int(s.vmm.cycle) >= m.cfg.cycles {
-		return buf
+		x.Done()
+		return
 	}
 	switch s.vmm.phase {
 	case phaseDestroy:
+		// Alternative k*cpus+c: destroy VM slot k with the teardown on
+		// CPU c (identities, not positions).
+		var set uint64
 		for k := 0; k < maxVMs; k++ {
 			if !s.vms[k].live || m.anyLoaded(s, k) {
 				continue
 			}
-			// Alternative: which VM, and which CPU runs the teardown.
-			for c := 0; c < m.cfg.cpus; c++ {
-				buf = append(buf, model.Choice{Thread: m.vmm, Alt: k*m.cfg.cpus + c})
-			}
+			set |= (uint64(1)<<uint(m.cfg.cpus) - 1) << uint(k*m.cfg.cpus)
 		}
-	default:
-		buf = append(buf, model.Choice{Thread: m.vmm})
-	}
-	return buf
-}
-
-func (m *machine) anyLoaded(s *state, k int) bool {
-	for v := 0; v < m.nslots; v++ {
-		if vc := &s.vcpus[v]; vc.live && int(vc.vm) == k && (vc.cpu >= 0 || vc.midLoad != midNone) {
-			return true
+		if set == 0 {
+			x.Block()
+			x.Label("every vCPU of the VM it destroys to be put")
+			return
 		}
-	}
-	return false
-}
-
-func (m *machine) vmmStep(s *state, alt int, x *model.Exec) {
-	switch s.vmm.phase {
-	case phaseDestroy:
+		alt := x.ChooseFrom(set)
 		m.destroyVM(s, alt/m.cfg.cpus, alt%m.cfg.cpus, x)
 	case phaseCreateVM:
 		m.createVM(s, x)
 	case phaseCreateVCPU:
 		m.createVCPU(s, x)
 	}
+}
+
+func (m *machine) anyLoaded(s *state, k int) bool {
+	for v := range s.vcpus {
+		if vc := &s.vcpus[v]; vc.live && int(vc.vm) == k && (vc.cpu >= 0 || vc.midLoad != midNone) {
+			return true
+		}
+	}
+	return false
 }
 
 // destroyVM is kvm_destroy_vm for VM slot k on CPU c: for each vCPU,
@@ -63,29 +61,33 @@ func (m *machine) vmmStep(s *state, alt int, x *model.Exec) {
 func (m *machine) destroyVM(s *state, k, c int, x *model.Exec) {
 	vm := &s.vms[k]
 	l := x.Load(s.mem, m.kvmLPID[k])
-	x.Touch(fmt.Sprintf("CPU%d.tlb", c), true)
-	s.cpus[c].tlb[l] = entry{}
+	x.Touch(m.tlbName[c], true)
+	*m.tlbAt(s, c, int(l)) = entry{}
 	freed := ""
-	for v := 0; v < m.nslots; v++ {
+	for v := range s.vcpus {
 		if vc := &s.vcpus[v]; vc.live && int(vc.vm) == k {
 			vc.live = false
-			freed += fmt.Sprintf(" %s (slot%d)", vcpuName(vc.id), v)
+			if x.Labelling() {
+				freed += fmt.Sprintf(" %s (slot%d)", vcpuName(vc.id), v)
+			}
 		}
 	}
-	bits := x.Load(s.mem, m.lpidInuse)
-	x.Store(s.mem, m.lpidInuse, bits&^(1<<l))
+	inuse := x.Load(s.mem, m.lpidInuse)
+	x.Store(s.mem, m.lpidInuse, inuse&^(1<<l))
 	vm.live = false
 	s.vmm.phase, s.vmm.vm, s.vmm.toCreate = phaseCreateVM, uint8(k), vm.nv
-	x.Labelf("kvm_destroy_vm: %s on CPU%d frees vCPUs%s (tlbilxlpid %d on CPU%d only) and LPID %d", vmName(vm.id), c, freed, l, c, l)
+	if x.Labelling() {
+		x.Labelf("kvm_destroy_vm: %s on CPU%d frees vCPUs%s (tlbilxlpid %d on CPU%d only) and LPID %d", vmName(vm.id), c, freed, l, c, l)
+	}
 }
 
 // createVM is kvmppc_core_init_vm_e500mc: kvmppc_alloc_lpid gives the
 // lowest free LPID (find_first_zero_bit/test_and_set_bit, now an IDA: only
 // the VMM allocates here, so reading and setting the bitmap is one step).
 func (m *machine) createVM(s *state, x *model.Exec) {
-	bits := x.Load(s.mem, m.lpidInuse)
+	inuse := x.Load(s.mem, m.lpidInuse)
 	l := 1
-	for ; l <= m.cfg.lpids && bits&(1<<l) != 0; l++ {
+	for ; l <= m.cfg.lpids && inuse&(1<<l) != 0; l++ {
 	}
 	if l > m.cfg.lpids {
 		x.Fail("lpid-exhausted", "kvmppc_alloc_lpid: no free LPID among 1..%d", m.cfg.lpids)
@@ -97,7 +99,9 @@ func (m *machine) createVM(s *state, x *model.Exec) {
 	s.vms[k] = vmState{live: true, id: s.nextVM, nv: s.vmm.toCreate}
 	s.nextVM++
 	s.vmm.phase = phaseCreateVCPU
-	x.Labelf("kvmppc_core_init_vm_e500mc: %s gets LPID %d (lowest free)", vmName(s.vms[k].id), l)
+	if x.Labelling() {
+		x.Labelf("kvmppc_core_init_vm_e500mc: %s gets LPID %d (lowest free)", vmName(s.vms[k].id), l)
+	}
 }
 
 // createVCPU is kvmppc_core_vcpu_create_e500mc: kmem_cache_zalloc gives
@@ -116,5 +120,7 @@ func (m *machine) createVCPU(s *state, x *model.Exec) {
 		s.vmm.cycle++
 		s.vmm.phase = phaseDestroy
 	}
-	x.Labelf("kvmppc_core_vcpu_create_e500mc: vCPU %s of %s at slot%d, oldpir = %s", vcpuName(s.vcpus[v].id), vmName(s.vms[k].id), v, pirString(m.cfg.oldpirInit))
+	if x.Labelling() {
+		x.Labelf("kvmppc_core_vcpu_create_e500mc: vCPU %s of %s at slot%d, oldpir = %s", vcpuName(s.vcpus[v].id), vmName(s.vms[k].id), v, pirString(m.cfg.oldpirInit))
+	}
 }

@@ -6,113 +6,32 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// What each step needs before it can run, derived from the pc alone so
-// that Enabled and Status agree with Step.
+// What a blocked step says it waits for: the label of a step that
+// blocks, which is how a deadlock report names every blocked thread. The
+// step blocks in run.lock (its mutex is held) or run.woken (it still
+// sleeps on its condition variable); these texts say, in QEMU's words,
+// what for, and whether a sleeper's predicate already holds (a lost
+// wake-up). They are only built when labels are wanted.
 
-// acquires returns the mutex thread t's next step takes, or nil.
-func (m *machine) acquires(s *state, t int) *model.Mutex {
-	th := &s.th[t]
-	own := &s.bql
-	if m.v.cpuLock && t < m.nvcpus {
-		own = &s.cpuLock[t]
-	}
-	switch th.pc {
-	case pcVStart, pcVRelock, pcVHaltWoken:
-		return own
-	case pcVTB:
-		if !m.v.cpuLock {
-			return &s.bql
-		}
-	case pcPLock, pcPRelock:
-		return &s.cpuLock[t]
-	case pcPSynicLock, pcPSafeBQLLock, pcPFuncBQL, pcIOStart, pcRCLockBQL, pcRWoken:
-		return &s.bql
-	case pcSXLock, pcEXLock, pcXSLock, pcXELock, pcCSLock, pcCEListLock, pcHPLock,
-		pcSXIdleWoken, pcXSIdleWoken, pcCSIdleWoken, pcSXWoken:
-		return &s.listLock
-	case pcCSMarkLock, pcCSWaitLock, pcCELock, pcCSWaitWoken:
-		return &s.cpuLock[th.iter]
-	case pcCXSLock, pcCXELock, pcR2Woken:
-		return &s.cpuLock[th.arg]
-	case pcRQLock, pcRCLock, pcRCWoken:
-		return &s.cpuLock[m.itemCPU(int(th.item))]
-	}
-	return nil
-}
-
-// waitCond returns the condition variable thread t sleeps on (or was
-// woken from and must now re-acquire its mutex for), or nil.
-func (m *machine) waitCond(s *state, t int) *model.Cond {
-	th := &s.th[t]
-	switch th.pc {
-	case pcVHaltWoken:
-		return &s.haltCond[t]
-	case pcSXIdleWoken, pcXSIdleWoken, pcCSIdleWoken:
-		return &s.resumeCond
-	case pcSXWoken:
-		return &s.exclusiveCond
-	case pcCSWaitWoken:
-		return &s.cpuCond[th.iter]
-	case pcR2Woken:
-		return &s.cpuCond[th.arg]
-	case pcRWoken:
-		return &s.workCond
-	case pcRCWoken:
-		return &s.cpuCond[m.itemCPU(int(th.item))]
-	}
-	return nil
-}
-
-// signals returns the condition variable that thread t's next step
-// signals, when that step has one alternative per waiter.
-func (m *machine) signals(s *state, t int) *model.Cond {
-	th := &s.th[t]
-	switch th.pc {
-	case pcXESignal:
-		return &s.exclusiveCond
-	case pcEXWake:
-		if m.v.endSignalsResume {
-			return &s.resumeCond
-		}
-	case pcCEWake:
-		if !m.v.broadcast {
-			return &s.cpuCond[th.iter]
-		}
-	case pcR1Signal:
-		if !m.v.broadcast {
-			return &s.cpuCond[th.arg]
-		}
-	}
-	return nil
-}
-
-// waitsFor says, in QEMU's words, what a thread that cannot step waits
-// for, and whether its predicate already holds (a lost wake-up).
-func (m *machine) waitsFor(s *state, t int) string {
-	th := &s.th[t]
-	if c := m.waitCond(s, t); c != nil && c.Waiting(t) {
-		return m.sleepsOn(s, t)
-	}
-	if mu := m.acquires(s, t); mu != nil && !mu.Free() {
-		what := "a mutex"
-		switch {
-		case mu == &s.bql:
-			what = "the BQL"
-		case mu == &s.listLock:
-			what = "qemu_cpu_list_lock"
-		default:
-			for c := range s.cpuLock {
-				if mu == &s.cpuLock[c] {
-					what = fmt.Sprintf("cpu%d->lock", c)
-					if !m.v.cpuLock {
-						what = fmt.Sprintf("cpu%d->work_mutex", c)
-					}
+// lockWait says what thread t, which cannot take mu, waits for.
+func (m *machine) lockWait(s *state, t int, mu *model.Mutex) string {
+	what := "a mutex"
+	switch {
+	case mu == &s.bql:
+		what = "the BQL"
+	case mu == &s.listLock:
+		what = "qemu_cpu_list_lock"
+	default:
+		for c := range s.cpuLock {
+			if mu == &s.cpuLock[c] {
+				what = fmt.Sprintf("cpu%d->lock", c)
+				if !m.v.cpuLock {
+					what = fmt.Sprintf("cpu%d->work_mutex", c)
 				}
 			}
 		}
-		return fmt.Sprintf("%s, held by %s (at %s)", what, m.threads[mu.Holder()], pcName(th.pc))
 	}
-	return "nothing (at " + pcName(th.pc) + ")"
+	return fmt.Sprintf("%s, held by %s (at %s)", what, m.threads[mu.Holder()], pcName(s.th[t].pc))
 }
 
 func holds(b bool) string {

@@ -1,7 +1,5 @@
 package exclusive
 
-import "fmt"
-
 // Seed 001's exclusive sections (A.3 (c)): exclusive_work_ongoing under
 // qemu_cpu_list_lock; running, exclusive_waiter and exclusive_ongoing are
 // plain fields under cpu->lock; every waiter sleeps on its CPU's cpu->cond,
@@ -12,15 +10,24 @@ import "fmt"
 // read of it cannot race; such accesses share the step of the next
 // lock, wait, signal or unlock. Those remain one step each.
 
-func (r *run) condName(c int) string { return fmt.Sprintf("cpu%d->cond", c) }
+func (r *run) condName(c int) string { return r.m.condNames[c] }
 
 // wakeCPU is qemu_cond_signal(cpu->cond) in the seed, or
-// qemu_cond_broadcast in cpu-lock-broadcast.
+// qemu_cond_broadcast in cpu-lock-broadcast. It returns the label's text
+// when labelling, else "".
 func (r *run) wakeCPU(c int) string {
 	if r.m.v.broadcast {
-		return fmt.Sprintf("qemu_cond_broadcast(cpu%d->cond) %s", c, r.broadcast(&r.s.cpuCond[c], r.condName(c)))
+		ws := r.broadcast(&r.s.cpuCond[c], r.condName(c))
+		if !r.labelling() {
+			return ""
+		}
+		return "qemu_cond_broadcast(" + r.condName(c) + ") " + r.wakesAll(ws)
 	}
-	return fmt.Sprintf("qemu_cond_signal(cpu%d->cond) %s", c, r.signal(&r.s.cpuCond[c], r.condName(c)))
+	w := r.signal(&r.s.cpuCond[c], r.condName(c))
+	if !r.labelling() {
+		return ""
+	}
+	return "qemu_cond_signal(" + r.condName(c) + ") " + r.wakes(w)
 }
 
 func (r *run) cpuLockStep() {
@@ -32,7 +39,9 @@ func (r *run) cpuLockStep() {
 	switch th.pc {
 	// start_exclusive
 	case pcCSLock:
-		r.lock(L, Ln)
+		if !r.lock(L, Ln) {
+			return
+		}
 		r.label("start_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
 		th.pc = pcCSIdle
 	case pcCSIdle:
@@ -48,27 +57,36 @@ func (r *run) cpuLockStep() {
 		th.iter = 0
 		th.pc = pcCSMarkLock
 	case pcCSIdleWoken:
-		r.reacquire(L, Ln)
+		if !r.woken(&s.resumeCond, "exclusive_resume") || !r.reacquire(L, Ln) {
+			return
+		}
 		r.label("start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
 		th.pc = pcCSIdle
 	case pcCSMarkLock:
-		r.lock(&s.cpuLock[o], r.cpuLockName(o))
-		r.label("start_exclusive: cpu_mutex_lock(cpu%d)", o)
+		if !r.lock(&s.cpuLock[o], r.cpuLockName(o)) {
+			return
+		}
+		if r.labelling() {
+			r.labelf("start_exclusive: cpu_mutex_lock(cpu%d)", o)
+		}
 		th.pc = pcCSMark
 	case pcCSMark:
 		if s.running[o] {
-			r.x.Assert(!s.exclusiveWaiter[o], PropAssertNoWaiter,
-				"%s: start_exclusive finds cpu%d->exclusive_waiter already set", r.name(r.t), o)
+			if s.exclusiveWaiter[o] {
+				r.x.Fail(PropAssertNoWaiter, "%s: start_exclusive finds cpu%d->exclusive_waiter already set", r.name(r.t), o)
+			}
 			s.exclusiveWaiter[o] = true
 		}
 		s.exclusiveOngoing[o] = true
 		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
-		if s.running[o] {
-			// The kick only matters for a vCPU asleep on halt_cond, and a
-			// running one is not (see upstream.go's scan).
-			r.label("start_exclusive: cpu%d->running: exclusive_waiter = true; qemu_cpu_kick(cpu%d); exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o, o)
-		} else {
-			r.label("start_exclusive: cpu%d not running: exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o)
+		if r.labelling() {
+			if s.running[o] {
+				// The kick only matters for a vCPU asleep on halt_cond, and a
+				// running one is not (see upstream.go's scan).
+				r.labelf("start_exclusive: cpu%d->running: exclusive_waiter = true; qemu_cpu_kick(cpu%d); exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o, o)
+			} else {
+				r.labelf("start_exclusive: cpu%d not running: exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o)
+			}
 		}
 		if th.iter++; int(th.iter) == r.m.ncpus {
 			th.iter = 0
@@ -77,62 +95,88 @@ func (r *run) cpuLockStep() {
 			th.pc = pcCSMarkLock
 		}
 	case pcCSWaitLock:
-		r.lock(&s.cpuLock[o], r.cpuLockName(o))
-		r.label("start_exclusive: cpu_mutex_lock(cpu%d) to wait for it", o)
+		if !r.lock(&s.cpuLock[o], r.cpuLockName(o)) {
+			return
+		}
+		if r.labelling() {
+			r.labelf("start_exclusive: cpu_mutex_lock(cpu%d) to wait for it", o)
+		}
 		th.pc = pcCSWait
 	case pcCSWait:
 		if s.exclusiveWaiter[o] {
 			r.wait(&s.cpuCond[o], r.condName(o), &s.cpuLock[o], r.cpuLockName(o))
-			r.label("start_exclusive: while (cpu%d->exclusive_waiter) qemu_cond_wait(cpu%d->cond)", o, o)
+			if r.labelling() {
+				r.labelf("start_exclusive: while (cpu%d->exclusive_waiter) qemu_cond_wait(cpu%d->cond)", o, o)
+			}
 			th.pc = pcCSWaitWoken
 			return
 		}
 		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
 		if th.iter++; int(th.iter) < r.m.ncpus {
-			r.label("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d)", o, o)
+			if r.labelling() {
+				r.labelf("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d)", o, o)
+			}
 			th.pc = pcCSWaitLock
 			return
 		}
-		r.label("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d); the exclusive section starts", o, o)
+		if r.labelling() {
+			r.labelf("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d); the exclusive section starts", o, o)
+		}
 		r.sectionStart()
 		r.ret()
 	case pcCSWaitWoken:
-		r.reacquire(&s.cpuLock[o], r.cpuLockName(o))
-		r.label("start_exclusive: woken from cpu%d->cond, re-acquires cpu%d->lock", o, o)
+		if !r.woken(&s.cpuCond[o], r.condName(o)) || !r.reacquire(&s.cpuLock[o], r.cpuLockName(o)) {
+			return
+		}
+		if r.labelling() {
+			r.labelf("start_exclusive: woken from cpu%d->cond, re-acquires cpu%d->lock", o, o)
+		}
 		th.pc = pcCSWait
 
 	// end_exclusive
 	case pcCELock:
+		if !r.lock(&s.cpuLock[o], r.cpuLockName(o)) {
+			return
+		}
 		if o == 0 {
 			r.sectionEnd()
 		}
-		r.lock(&s.cpuLock[o], r.cpuLockName(o))
-		r.label("end_exclusive: cpu_mutex_lock(cpu%d)", o)
+		if r.labelling() {
+			r.labelf("end_exclusive: cpu_mutex_lock(cpu%d)", o)
+		}
 		th.pc = pcCEWake
 	case pcCEWake:
-		r.x.Assert(!s.exclusiveWaiter[o], PropAssertNoWaiter,
-			"%s: end_exclusive finds cpu%d->exclusive_waiter set", r.name(r.t), o)
-		r.x.Assert(s.exclusiveOngoing[o], PropAssertOngoing,
-			"%s: end_exclusive finds cpu%d->exclusive_ongoing clear", r.name(r.t), o)
+		if s.exclusiveWaiter[o] {
+			r.x.Fail(PropAssertNoWaiter, "%s: end_exclusive finds cpu%d->exclusive_waiter set", r.name(r.t), o)
+		} else if !s.exclusiveOngoing[o] {
+			r.x.Fail(PropAssertOngoing, "%s: end_exclusive finds cpu%d->exclusive_ongoing clear", r.name(r.t), o)
+		}
 		s.exclusiveOngoing[o] = false
-		r.label("end_exclusive: exclusive_ongoing = false; %s", r.wakeCPU(o))
+		if w := r.wakeCPU(o); r.labelling() {
+			r.label("end_exclusive: exclusive_ongoing = false; " + w)
+		}
 		th.pc = pcCEUnlock
 	case pcCEUnlock:
 		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
-		r.label("end_exclusive: cpu_mutex_unlock(cpu%d)", o)
+		if r.labelling() {
+			r.labelf("end_exclusive: cpu_mutex_unlock(cpu%d)", o)
+		}
 		if th.iter++; int(th.iter) == r.m.ncpus {
 			th.pc = pcCEListLock
 		} else {
 			th.pc = pcCELock
 		}
 	case pcCEListLock:
-		r.lock(L, Ln)
+		if !r.lock(L, Ln) {
+			return
+		}
 		r.label("end_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
 		th.pc = pcCEListWake
 	case pcCEListWake:
 		s.workOngoing = false
-		r.label("end_exclusive: exclusive_work_ongoing = false; qemu_cond_broadcast(exclusive_resume) %s",
-			r.broadcast(&s.resumeCond, "exclusive_resume"))
+		if ws := r.broadcast(&s.resumeCond, "exclusive_resume"); r.labelling() {
+			r.label("end_exclusive: exclusive_work_ongoing = false; qemu_cond_broadcast(exclusive_resume) " + r.wakesAll(ws))
+		}
 		th.pc = pcCEListUnlock
 	case pcCEListUnlock:
 		r.unlock(L, Ln)
@@ -141,36 +185,56 @@ func (r *run) cpuLockStep() {
 
 	// cpu_exec_start / cpu_exec_end / cpu_exec_exclusive_locked
 	case pcCXSLock:
-		r.lock(&s.cpuLock[c], r.cpuLockName(c))
-		r.label("cpu_exec_start: cpu_mutex_lock(cpu%d)", c)
+		if !r.lock(&s.cpuLock[c], r.cpuLockName(c)) {
+			return
+		}
+		if r.labelling() {
+			r.labelf("cpu_exec_start: cpu_mutex_lock(cpu%d)", c)
+		}
 		r.call(pcR1, pcCXSRun)
 	case pcCXSRun:
 		s.running[c] = true
 		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
-		r.label("cpu_exec_start: running = true; cpu_mutex_unlock(cpu%d); cpu%d enters cpu_exec", c, c)
+		if r.labelling() {
+			r.labelf("cpu_exec_start: running = true; cpu_mutex_unlock(cpu%d); cpu%d enters cpu_exec", c, c)
+		}
 		r.enterExec(c)
 		r.ret()
 	case pcCXELock:
+		if !r.lock(&s.cpuLock[c], r.cpuLockName(c)) {
+			return
+		}
 		r.leaveExec(c)
-		r.lock(&s.cpuLock[c], r.cpuLockName(c))
 		s.running[c] = false
-		r.label("cpu_exec_end: cpu_mutex_lock(cpu%d); running = false", c)
+		if r.labelling() {
+			r.labelf("cpu_exec_end: cpu_mutex_lock(cpu%d); running = false", c)
+		}
 		r.call(pcR1, pcCXEUnlock)
 	case pcCXEUnlock:
 		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
-		r.label("cpu_exec_end: cpu_mutex_unlock(cpu%d)", c)
+		if r.labelling() {
+			r.labelf("cpu_exec_end: cpu_mutex_unlock(cpu%d)", c)
+		}
 		r.ret()
 	case pcR1Signal:
 		s.exclusiveWaiter[c] = false
-		r.label("cpu_exec_exclusive_locked: exclusive_waiter = false; %s", r.wakeCPU(c))
+		if w := r.wakeCPU(c); r.labelling() {
+			r.label("cpu_exec_exclusive_locked: exclusive_waiter = false; " + w)
+		}
 		th.pc = pcR2
 	case pcR2Wait:
 		r.wait(&s.cpuCond[c], r.condName(c), &s.cpuLock[c], r.cpuLockName(c))
-		r.label("cpu_exec_exclusive_locked: while (cpu%d->exclusive_ongoing) qemu_cond_wait(cpu%d->cond)", c, c)
+		if r.labelling() {
+			r.labelf("cpu_exec_exclusive_locked: while (cpu%d->exclusive_ongoing) qemu_cond_wait(cpu%d->cond)", c, c)
+		}
 		th.pc = pcR2Woken
 	case pcR2Woken:
-		r.reacquire(&s.cpuLock[c], r.cpuLockName(c))
-		r.label("cpu_exec_exclusive_locked: woken from cpu%d->cond, re-acquires cpu%d->lock", c, c)
+		if !r.woken(&s.cpuCond[c], r.condName(c)) || !r.reacquire(&s.cpuLock[c], r.cpuLockName(c)) {
+			return
+		}
+		if r.labelling() {
+			r.labelf("cpu_exec_exclusive_locked: woken from cpu%d->cond, re-acquires cpu%d->lock", c, c)
+		}
 		th.pc = pcR2
 	}
 }

@@ -94,4 +94,10 @@ type suffix struct {
 	prefix model.State
 }
 
-func (s *suffix) Init() model.State { return s.prefix.Clone() }
+func (s *suffix) Init() model.State {
+	st := s.machine.Init()
+	if err := st.Decode(s.prefix.AppendKey(nil)); err != nil {
+		panic(err)
+	}
+	return st
+}

@@ -44,6 +44,17 @@ type machine struct {
 	aPending model.Addr
 	aRunning [maxCPUs]model.Addr
 	aDone    [maxItems]model.Addr
+
+	// Names made once, so that a step formats nothing: of the work items,
+	// and of each CPU's lock and condition variables as steps touch them.
+	itemNames [maxItems]string
+	lockNames [maxCPUs]string // cpuN->lock (seed 001) or cpuN->work_mutex
+	condNames [maxCPUs]string // cpuN->cond
+	haltNames [maxCPUs]string // cpuN->halt_cond
+	props     model.Properties
+	mutexOf   []model.Mutex // by holder + 1, for Decode
+	condOf    []model.Cond  // by set of waiters, for Decode
+	keyMax    int           // the longest encoding, without the memory
 }
 
 // Metrics.
@@ -83,6 +94,32 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 	for k := 0; k < m.nroc; k++ {
 		m.aDone[m.nsafe+k] = m.word(fmt.Sprintf("wi%d.done", m.nsafe+k))
 	}
+	for i := 0; i < m.nitems; i++ {
+		kind := "wi"
+		if m.safe(i) {
+			kind = "safe"
+		}
+		m.itemNames[i] = fmt.Sprintf("%s%d@cpu%d", kind, i, m.itemCPU(i))
+	}
+	for c := 0; c < m.ncpus; c++ {
+		m.lockNames[c] = fmt.Sprintf("cpu%d->work_mutex", c)
+		if v.cpuLock {
+			m.lockNames[c] = fmt.Sprintf("cpu%d->lock", c)
+		}
+		m.condNames[c] = fmt.Sprintf("cpu%d->cond", c)
+		m.haltNames[c] = fmt.Sprintf("cpu%d->halt_cond", c)
+	}
+	m.props = model.Properties{
+		Invariants: []model.Invariant{
+			{Name: PropMutualExclusion, Check: m.mutualExclusion},
+			{Name: PropSingleExclusive, Check: m.singleExclusive},
+			{Name: PropWorkOnce, Check: m.workOnce},
+		},
+		Metrics: metricNames,
+		Spec:    spec,
+	}
+	m.mutexOf, m.condOf = syncValues(len(m.threads))
+	m.keyMax = len(m.threads)*(9+maxStack) + 7 + m.ncpus*(6+maxItems) + m.nitems
 	return m, nil
 }
 
@@ -109,12 +146,7 @@ func (m *machine) itemCPU(i int) int {
 
 func (m *machine) safe(i int) bool { return i < m.nsafe }
 
-func (m *machine) itemName(i int) string {
-	if m.safe(i) {
-		return fmt.Sprintf("safe%d@cpu%d", i, m.itemCPU(i))
-	}
-	return fmt.Sprintf("wi%d@cpu%d", i, m.itemCPU(i))
-}
+func (m *machine) itemName(i int) string { return m.itemNames[i] }
 
 // hasCounter: upstream's exclusive_context_count (2023) is present.
 func (m *machine) hasCounter() bool { return !m.v.cpuLock && !m.v.nonRecursive }
@@ -126,7 +158,9 @@ func (m *machine) hasCounter() bool { return !m.v.cpuLock && !m.v.nonRecursive }
 func (m *machine) nests() bool { return !m.v.cpuLock && !m.v.finishSafeWork }
 
 func (m *machine) Threads() []string { return m.threads }
-func (m *machine) Metrics() []string { return metricNames }
+
+// Properties: the invariants of properties.go, the metrics and the spec.
+func (m *machine) Properties() model.Properties { return m.props }
 
 func (m *machine) Init() model.State {
 	s := &state{m: m, mem: model.NewMem(m.names...)}
@@ -161,53 +195,22 @@ func (m *machine) isDecision(s *state, t int) bool {
 	return decision(th.pc)
 }
 
-// Enabled lists, per thread, its next step when it can take it: a lock
-// step needs the mutex free, a woken waiter needs its mutex free and must
-// have left the wait set, a signal has one alternative per waiter.
-func (m *machine) Enabled(ms model.State, buf []model.Choice) []model.Choice {
+// Step runs thread t's next step on s. A thread whose lock is held or
+// that still sleeps on its condition variable blocks there (run.lock,
+// run.woken), saying what it waits for; one that has finished, or whose
+// guest has halted with nothing queued, is done. After the step, settle
+// resolves the decisions the thread reached.
+func (m *machine) Step(ms model.State, t int, x *model.Exec) {
 	s := ms.(*state)
-	for t := range m.threads {
-		th := &s.th[t]
-		if th.pc == pcDone {
-			continue
-		}
-		if c := m.waitCond(s, t); c != nil && c.Waiting(t) {
-			if m.spurious(s, t) {
-				buf = append(buf, model.Choice{Thread: t})
-			}
-			continue
-		}
-		if mu := m.acquires(s, t); mu != nil && !mu.Free() {
-			continue
-		}
-		alts := 1
-		if c := m.signals(s, t); c != nil {
-			alts = c.SignalAlts()
-		}
-		for a := 0; a < alts; a++ {
-			buf = append(buf, model.Choice{Thread: t, Alt: a})
-		}
+	if s.th[t].pc == pcDone || m.idle(s, t) {
+		x.Done()
+		return
 	}
-	return buf
-}
-
-// spurious: H1 needs a spurious wake-up of start_exclusive's wait on
-// exclusive_cond; it is enabled there and only in that variant.
-func (m *machine) spurious(s *state, t int) bool {
-	return m.v.ifNotWhile && s.th[t].pc == pcSXWoken
-}
-
-// Step applies a choice to a copy of s.
-func (m *machine) Step(ms model.State, c model.Choice, x *model.Exec) model.State {
-	s := ms.(*state).Clone().(*state)
-	r := &run{m: m, s: s, t: c.Thread, th: &s.th[c.Thread], x: x, alt: c.Alt}
-	if w := m.waitCond(s, r.t); w != nil && w.Waiting(r.t) {
-		r.spuriousWake(w)
-	} else {
-		r.step()
+	r := run{m: m, s: s, t: t, th: &s.th[t], x: x}
+	r.step()
+	if x.Outcome() == model.Stepped {
+		m.settle(s, t)
 	}
-	m.settle(s, r.t)
-	return s
 }
 
 // settle resolves decision pcs of thread t.
@@ -216,17 +219,9 @@ func (m *machine) settle(s *state, t int) {
 		if i > 64 {
 			panic("exclusive: settle loops at " + pcName(s.th[t].pc))
 		}
-		r := &run{m: m, s: s, t: t, th: &s.th[t]}
+		r := run{m: m, s: s, t: t, th: &s.th[t]}
 		r.decide()
 	}
-}
-
-func (m *machine) Status(ms model.State, t int) model.Status {
-	s := ms.(*state)
-	if m.idle(s, t) || s.th[t].pc == pcDone {
-		return model.Status{Done: true}
-	}
-	return model.Status{WaitsFor: m.waitsFor(s, t)}
 }
 
 // idle: a vCPU whose guest has halted sleeps on halt_cond with nothing

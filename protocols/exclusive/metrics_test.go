@@ -28,7 +28,7 @@ func TestMetricsCompare(t *testing.T) {
 		},
 	}
 	for _, name := range correct {
-		_, r := explore(t, name, nil, explorer.Options{})
+		_, r := explore(t, name, nil, explorer.Options{Metrics: true})
 		var got []string
 		for _, m := range r.Metrics {
 			if m.Executions == 0 {

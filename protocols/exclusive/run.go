@@ -1,20 +1,17 @@
 package exclusive
 
 import (
-	"fmt"
-
 	"github.com/protocheck/protocheck/model"
 )
 
 // run is the context of one step (or one settle decision, where x is nil)
-// of thread t on the successor state s.
+// of thread t on the state s, which the step changes in place.
 type run struct {
-	m   *machine
-	s   *state
-	t   int
-	th  *thread
-	x   *model.Exec
-	alt int
+	m  *machine
+	s  *state
+	t  int
+	th *thread
+	x  *model.Exec
 }
 
 func (r *run) call(fn, ret uint8) {
@@ -28,16 +25,17 @@ func (r *run) ret() {
 	r.th.pc = r.th.stack[r.th.sp]
 }
 
-func (r *run) label(format string, args ...any) { r.x.Labelf(format, args...) }
+// labelling: the step's label is wanted. Every label is built under it,
+// so that exploring formats nothing.
+func (r *run) labelling() bool { return r.x.Labelling() }
+
+func (r *run) label(s string) { r.x.Label(s) }
+
+func (r *run) labelf(format string, args ...any) { r.x.Labelf(format, args...) }
 
 func (r *run) name(t int) string { return r.m.threads[t] }
 
-func (r *run) cpuLockName(c int) string {
-	if r.m.v.cpuLock {
-		return fmt.Sprintf("cpu%d->lock", c)
-	}
-	return fmt.Sprintf("cpu%d->work_mutex", c)
-}
+func (r *run) cpuLockName(c int) string { return r.m.lockNames[c] }
 
 // Under x86-TSO (memory=1, no-smp-mb) every mutex operation drains the
 // stepping thread's store buffer, as a full barrier would. On x86 that is
@@ -58,12 +56,22 @@ func (r *run) drain() {
 	}
 }
 
-func (r *run) lock(mu *model.Mutex, name string) {
+// lock takes mu, or, when another thread holds it, blocks the step (which
+// must not have changed anything yet) and returns false: the step returns
+// at once. The blocked step's label says what the thread waits for.
+func (r *run) lock(mu *model.Mutex, name string) bool {
+	if !mu.Free() && !mu.HeldBy(r.t) {
+		if r.labelling() {
+			r.label(r.m.lockWait(r.s, r.t, mu))
+		}
+		return r.x.Lock(mu, name)
+	}
 	r.drain()
 	r.x.Lock(mu, name)
 	if mu == &r.s.listLock {
 		r.x.Count(mListLock, 1)
 	}
+	return true
 }
 
 func (r *run) unlock(mu *model.Mutex, name string) {
@@ -71,11 +79,24 @@ func (r *run) unlock(mu *model.Mutex, name string) {
 	r.x.Unlock(mu, name)
 }
 
-// reacquire is the separate step a woken waiter takes to get its mutex
-// back: the hand-off of the mutex from the waker to the wakee.
-func (r *run) reacquire(mu *model.Mutex, name string) {
-	r.lock(mu, name)
+// woken is the first half of a woken waiter's step: while the thread is
+// still in c's wait set it is blocked (woken returns false and the step
+// returns at once), and the label says what it sleeps on.
+func (r *run) woken(c *model.Cond, cname string) bool {
+	if c.Waiting(r.t) && r.labelling() {
+		r.label(r.m.sleepsOn(r.s, r.t))
+	}
+	return r.x.Woken(c, cname)
+}
+
+// reacquire is the rest of that step: the woken waiter gets its mutex
+// back, the hand-off of the mutex from the waker to the wakee.
+func (r *run) reacquire(mu *model.Mutex, name string) bool {
+	if !r.lock(mu, name) {
+		return false
+	}
 	r.x.Count(mHandoffs, 1)
+	return true
 }
 
 func (r *run) wait(c *model.Cond, cname string, mu *model.Mutex, mname string) {
@@ -83,19 +104,33 @@ func (r *run) wait(c *model.Cond, cname string, mu *model.Mutex, mname string) {
 	r.x.Wait(c, cname, mu, mname)
 }
 
-// signal wakes the waiter the explorer chose and says whom, for the label.
-func (r *run) signal(c *model.Cond, cname string) string {
-	w := r.x.Signal(c, cname, r.alt)
+// signal wakes one waiter of c, drawn by the explorer, and returns it
+// (-1: nobody waits).
+func (r *run) signal(c *model.Cond, cname string) int {
+	w := r.x.Signal(c, cname)
+	if w >= 0 {
+		r.x.Count(mWakeups, 1)
+	}
+	return w
+}
+
+// broadcast wakes every waiter of c and returns them.
+func (r *run) broadcast(c *model.Cond, cname string) []int {
+	ws := r.x.Broadcast(c, cname)
+	r.x.Count(mWakeups, int64(len(ws)))
+	return ws
+}
+
+// wakes says whom a signal woke, for labels.
+func (r *run) wakes(w int) string {
 	if w < 0 {
 		return "wakes nobody"
 	}
-	r.x.Count(mWakeups, 1)
 	return "wakes " + r.name(w)
 }
 
-func (r *run) broadcast(c *model.Cond, cname string) string {
-	ws := r.x.Broadcast(c, cname)
-	r.x.Count(mWakeups, int64(len(ws)))
+// wakesAll says whom a broadcast woke, for labels.
+func (r *run) wakesAll(ws []int) string {
 	if len(ws) == 0 {
 		return "wakes nobody"
 	}
@@ -104,11 +139,6 @@ func (r *run) broadcast(c *model.Cond, cname string) string {
 		out += " " + r.name(w)
 	}
 	return out
-}
-
-func (r *run) spuriousWake(c *model.Cond) {
-	r.x.WakeSpuriously(c, "exclusive_cond")
-	r.label("start_exclusive: spurious wake-up from qemu_cond_wait(exclusive_cond)")
 }
 
 // step executes thread t's current pc.
@@ -155,27 +185,36 @@ func (r *run) decide() {
 func (r *run) enterExec(c int) {
 	r.s.inExec[c] = true
 	r.s.execGen[c] = r.s.gen
-	r.x.Call(c, execOp{CPU: c, Gen: int(r.s.gen)})
+	if r.x.Recording() {
+		r.x.Call(c, execOp{CPU: c, Gen: int(r.s.gen)})
+	}
 }
 
 func (r *run) leaveExec(c int) {
 	r.s.inExec[c] = false
-	r.x.Return(c, int(r.s.gen))
+	if r.x.Recording() {
+		r.x.Return(c, int(r.s.gen))
+	}
 }
 
 func (r *run) sectionStart() {
 	r.s.active[r.t] = true
-	r.x.Call(clientExclusive+r.t, exclusiveOp{Thread: r.m.threads[r.t], Gen: int(r.s.gen)})
+	if r.x.Recording() {
+		r.x.Call(clientExclusive+r.t, exclusiveOp{Thread: r.m.threads[r.t], Gen: int(r.s.gen)})
+	}
 }
 
 func (r *run) sectionEnd() {
 	r.s.active[r.t] = false
-	r.x.Return(clientExclusive+r.t, int(r.s.gen))
+	if r.x.Recording() {
+		r.x.Return(clientExclusive+r.t, int(r.s.gen))
+	}
 }
 
 // runWork marks that a work item's func runs; a second run of the same
 // item is the work-once violation.
 func (r *run) runWork(i int) {
-	r.s.ran[i]++
-	r.x.Assert(r.s.ran[i] == 1, PropWorkOnce, "%s runs %s a second time", r.name(r.t), r.m.itemName(i))
+	if r.s.ran[i]++; r.s.ran[i] != 1 {
+		r.x.Fail(PropWorkOnce, "%s runs %s a second time", r.name(r.t), r.m.itemName(i))
+	}
 }

@@ -105,5 +105,3 @@ var spec = &model.Spec{
 		DescribeState:     describeGens,
 	},
 }
-
-func (m *machine) Spec() *model.Spec { return spec }

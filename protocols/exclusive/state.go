@@ -1,7 +1,9 @@
 package exclusive
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/protocheck/protocheck/model"
@@ -78,15 +80,41 @@ type state struct {
 	gen     uint8            // bumped by every exclusive section (linearizability)
 	execGen [maxCPUs]uint8   // gen seen when the CPU entered exec
 
-	// m names threads and variables for Vars; it is immutable and shared.
+	// m names threads and variables for Vars and sizes the encoding; it is
+	// immutable and shared.
 	m *machine
 }
 
-func (s *state) Clone() model.State {
-	c := *s
-	c.mem = s.mem.Clone()
-	return &c
+// The encoding (AppendKey, Decode) is the form in which the explorer
+// stores a state, so it is compact: one byte per field, and only for the
+// threads, CPUs and work items of the instance (the arrays are sized for
+// the largest instance), the call stack up to sp and each work list up to
+// its length. A CPU's booleans share one byte, a mutex is its holder + 1
+// and a condition variable the set of its waiters, one bit per thread.
+// Slots beyond those are zero in every state or never read (a popped
+// stack slot), so two states with the same encoding are the same state.
+
+// CopyFrom makes s a copy of src (model.Copier): the explorer decodes a
+// state once per expansion and copies it for each step it tries. Every
+// field is plain data but the memory, whose buffers s keeps.
+func (s *state) CopyFrom(src model.State) {
+	o := src.(*state)
+	mem := s.mem
+	*s = *o
+	s.mem = mem
+	s.mem.CopyFrom(o.mem)
 }
+
+// CPU flags in the encoding.
+const (
+	fHasWaiter = 1 << iota
+	fInList
+	fRunning
+	fExclusiveWaiter
+	fExclusiveOngoing
+	fInExec
+	fAll = 1<<iota - 1
+)
 
 func b2u(b bool) byte {
 	if b {
@@ -95,37 +123,160 @@ func b2u(b bool) byte {
 	return 0
 }
 
-func (s *state) AppendKey(b []byte) []byte {
-	b = s.mem.AppendKey(b)
-	for i := range s.th {
-		t := &s.th[i]
-		b = append(b, t.pc, t.sp)
-		b = append(b, t.stack[:t.sp]...)
-		b = append(b, t.arg, t.iter, t.runningCPUs, t.round, t.depth, t.item, b2u(s.active[i]))
+func mutexByte(mu model.Mutex) byte { return byte(mu.Holder() + 1) }
+
+// condByte is the wait set of c over the first n threads.
+func condByte(c *model.Cond, n int) byte {
+	if c.Len() == 0 {
+		return 0
 	}
-	b = append(b, byte(s.listLock.Holder()+1), byte(s.bql.Holder()+1))
-	for c := 0; c < maxCPUs; c++ {
-		b = append(b, byte(s.cpuLock[c].Holder()+1),
-			b2u(s.hasWaiter[c]), b2u(s.inList[c]), b2u(s.running[c]),
-			b2u(s.exclusiveWaiter[c]), b2u(s.exclusiveOngoing[c]),
-			b2u(s.inExec[c]), s.execGen[c], s.qlen[c])
-		b = append(b, s.queue[c][:s.qlen[c]]...)
-		b = appendCond(b, s.cpuCond[c])
-		b = appendCond(b, s.haltCond[c])
+	var w byte
+	for t := 0; t < n; t++ {
+		if c.Waiting(t) {
+			w |= 1 << uint(t)
+		}
 	}
-	b = appendCond(b, s.exclusiveCond)
-	b = appendCond(b, s.resumeCond)
-	b = appendCond(b, s.workCond)
-	b = append(b, b2u(s.workOngoing), s.gen)
-	return append(b, s.ran[:]...)
+	return w
 }
 
-func appendCond(b []byte, c model.Cond) []byte {
-	var w byte
-	for _, t := range c.Waiters() {
-		w |= 1 << uint(t)
+func (s *state) cpuFlags(c int) byte {
+	return b2u(s.hasWaiter[c])*fHasWaiter | b2u(s.inList[c])*fInList | b2u(s.running[c])*fRunning |
+		b2u(s.exclusiveWaiter[c])*fExclusiveWaiter | b2u(s.exclusiveOngoing[c])*fExclusiveOngoing |
+		b2u(s.inExec[c])*fInExec
+}
+
+func (s *state) AppendKey(b []byte) []byte {
+	m := s.m
+	n := len(m.threads)
+	b = s.mem.AppendKey(b)
+	b = slices.Grow(b, m.keyMax)
+	for t := 0; t < n; t++ {
+		th := &s.th[t]
+		b = append(b, th.pc, th.sp)
+		b = append(b, th.stack[:th.sp]...)
+		b = append(b, th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, b2u(s.active[t]))
 	}
-	return append(b, w)
+	b = append(b, mutexByte(s.listLock), mutexByte(s.bql),
+		condByte(&s.exclusiveCond, n), condByte(&s.resumeCond, n), condByte(&s.workCond, n),
+		b2u(s.workOngoing), s.gen)
+	for c := 0; c < m.ncpus; c++ {
+		b = append(b, mutexByte(s.cpuLock[c]), s.cpuFlags(c), s.execGen[c],
+			condByte(&s.cpuCond[c], n), condByte(&s.haltCond[c], n), s.qlen[c])
+		b = append(b, s.queue[c][:s.qlen[c]]...)
+	}
+	return append(b, s.ran[:m.nitems]...)
+}
+
+// Decode reads a state encoded by AppendKey (of the same machine) into s.
+func (s *state) Decode(b []byte) error {
+	m := s.m
+	n := len(m.threads)
+	b, err := s.mem.DecodeFrom(b)
+	if err != nil {
+		return err
+	}
+	for t := 0; t < n; t++ {
+		if len(b) < 2 {
+			return errTruncated
+		}
+		th := &s.th[t]
+		pc, sp := b[0], b[1]
+		if pc >= numPCs || sp > maxStack {
+			return fmt.Errorf("exclusive: %s at pc %d with %d frames", m.threads[t], pc, sp)
+		}
+		if len(b) < 9+int(sp) {
+			return errTruncated
+		}
+		th.pc, th.sp = pc, sp
+		copy(th.stack[:], b[2:2+sp])
+		clear(th.stack[sp:])
+		b = b[2+sp:]
+		th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item = b[0], b[1], b[2], b[3], b[4], b[5]
+		s.active[t] = b[6] != 0
+		b = b[7:]
+	}
+	if len(b) < 7 {
+		return errTruncated
+	}
+	if !(m.mutexFrom(b[0], &s.listLock) && m.mutexFrom(b[1], &s.bql) &&
+		m.condFrom(b[2], &s.exclusiveCond) && m.condFrom(b[3], &s.resumeCond) && m.condFrom(b[4], &s.workCond)) {
+		return errSync
+	}
+	s.workOngoing, s.gen = b[5] != 0, b[6]
+	b = b[7:]
+	for c := 0; c < m.ncpus; c++ {
+		if len(b) < 6 {
+			return errTruncated
+		}
+		k := int(b[5])
+		if b[1] > fAll || k > maxItems || len(b) < 6+k {
+			return fmt.Errorf("exclusive: cpu%d: flags %#x, %d work items", c, b[1], k)
+		}
+		if !(m.mutexFrom(b[0], &s.cpuLock[c]) && m.condFrom(b[3], &s.cpuCond[c]) && m.condFrom(b[4], &s.haltCond[c])) {
+			return errSync
+		}
+		f := b[1]
+		s.hasWaiter[c], s.inList[c], s.running[c] = f&fHasWaiter != 0, f&fInList != 0, f&fRunning != 0
+		s.exclusiveWaiter[c], s.exclusiveOngoing[c], s.inExec[c] = f&fExclusiveWaiter != 0, f&fExclusiveOngoing != 0, f&fInExec != 0
+		s.execGen[c] = b[2]
+		s.qlen[c] = uint8(k)
+		copy(s.queue[c][:], b[6:6+k])
+		clear(s.queue[c][k:])
+		b = b[6+k:]
+	}
+	if len(b) != m.nitems {
+		return fmt.Errorf("exclusive: %d bytes of work-item counts, want %d", len(b), m.nitems)
+	}
+	copy(s.ran[:], b)
+	return nil
+}
+
+var (
+	errTruncated = errors.New("exclusive: truncated state encoding")
+	errSync      = errors.New("exclusive: state encoding: a mutex held by no thread of the machine, or a waiter that is not one")
+)
+
+// mutexFrom sets *mu to the mutex encoded as v.
+func (m *machine) mutexFrom(v byte, mu *model.Mutex) bool {
+	if int(v) >= len(m.mutexOf) {
+		return false
+	}
+	*mu = m.mutexOf[v]
+	return true
+}
+
+// condFrom sets *c to the condition variable encoded as v.
+func (m *machine) condFrom(v byte, c *model.Cond) bool {
+	if int(v) >= len(m.condOf) {
+		return false
+	}
+	*c = m.condOf[v]
+	return true
+}
+
+// syncValues returns every value a mutex (index: holder + 1) and a
+// condition variable (index: the set of waiters) of an n-thread machine
+// can have, for Decode. model keeps their fields to itself, so each value
+// is made the one way a model can: by a thread locking, or waiting.
+func syncValues(n int) ([]model.Mutex, []model.Cond) {
+	x := model.NewExec(0)
+	mus := make([]model.Mutex, n+1)
+	for t := 0; t < n; t++ {
+		x.Reset(t, -1)
+		x.Lock(&mus[t+1], "")
+	}
+	conds := make([]model.Cond, 1<<uint(n))
+	for w := range conds {
+		for t := 0; t < n; t++ {
+			if w&(1<<uint(t)) != 0 {
+				var mu model.Mutex
+				x.Reset(t, -1)
+				x.Lock(&mu, "")
+				x.Wait(&conds[w], "", &mu, "")
+			}
+		}
+	}
+	return mus, conds
 }
 
 // Vars renders the state for traces.

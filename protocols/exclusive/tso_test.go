@@ -54,13 +54,14 @@ func TestNoSmpMbBreaksMutualExclusion(t *testing.T) {
 
 	// At the violation vcpu1's store of cpu1->running is still buffered:
 	// memory says false, vcpu1 itself reads true.
-	s := m.Init()
-	x := model.NewExec(len(m.Metrics()))
-	for _, c := range r.Schedule {
-		x.Reset(c.Thread)
-		s = m.Step(s, c, x)
+	ex, err := explorer.Execute(m, r.Schedule)
+	if err != nil {
+		t.Fatal(err)
 	}
-	st := s.(*state)
+	if ex.ViolationStep != len(r.Schedule) {
+		t.Fatalf("the counterexample replays to a violation at step %d of %d", ex.ViolationStep, len(r.Schedule))
+	}
+	st := ex.States[len(ex.States)-1].(*state)
 	run1 := st.m.aRunning[1]
 	if st.mem.Peek(run1) != 0 || st.mem.PeekThread(1, run1) != 1 || st.mem.Buffered(1) != 1 {
 		t.Errorf("cpu1->running: memory %d, vcpu1's view %d, %d buffered; want 0, 1, 1",

@@ -34,16 +34,22 @@ func (r *run) upstreamStep() {
 	// start_exclusive
 	case pcSXNested:
 		th.depth++
-		r.label("start_exclusive: nested: exclusive_context_count++ = %d", th.depth)
+		if r.labelling() {
+			r.labelf("start_exclusive: nested: exclusive_context_count++ = %d", th.depth)
+		}
 		r.ret()
 	case pcSXLock:
-		r.lock(L, Ln)
+		if !r.lock(L, Ln) {
+			return
+		}
 		r.label("start_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
 		th.pc = pcSXIdle
 	case pcSXIdle:
 		if p := r.pending(); p != 0 {
 			r.wait(&s.resumeCond, "exclusive_resume", L, Ln)
-			r.label("start_exclusive: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", p)
+			if r.labelling() {
+				r.labelf("start_exclusive: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", p)
+			}
 			th.pc = pcSXIdleWoken
 			return
 		}
@@ -57,7 +63,9 @@ func (r *run) upstreamStep() {
 		th.iter, th.runningCPUs = 0, 0
 		r.nextScan()
 	case pcSXIdleWoken:
-		r.reacquire(L, Ln)
+		if !r.woken(&s.resumeCond, "exclusive_resume") || !r.reacquire(L, Ln) {
+			return
+		}
 		r.label("start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
 		th.pc = pcSXIdle
 	case pcSXScan:
@@ -69,23 +77,29 @@ func (r *run) upstreamStep() {
 			// can observe; it is named in the label only.
 			s.hasWaiter[o] = true
 			th.runningCPUs++
-			r.label("start_exclusive: atomic_read(cpu%d->running) = true: has_waiter = true; qemu_cpu_kick(cpu%d)", o, o)
-		} else {
-			r.label("start_exclusive: atomic_read(cpu%d->running) = false", o)
+			if r.labelling() {
+				r.labelf("start_exclusive: atomic_read(cpu%d->running) = true: has_waiter = true; qemu_cpu_kick(cpu%d)", o, o)
+			}
+		} else if r.labelling() {
+			r.labelf("start_exclusive: atomic_read(cpu%d->running) = false", o)
 		}
 		th.iter++
 		r.nextScan()
 	case pcSXSet:
 		r.setPending(uint64(th.runningCPUs) + 1)
-		r.label("start_exclusive: atomic_set(pending_cpus, running_cpus + 1 = %d)", th.runningCPUs+1)
+		if r.labelling() {
+			r.labelf("start_exclusive: atomic_set(pending_cpus, running_cpus + 1 = %d)", th.runningCPUs+1)
+		}
 		th.pc = pcSXWait
 	case pcSXWait:
 		if p := r.pending(); p > 1 {
 			r.wait(&s.exclusiveCond, "exclusive_cond", L, Ln)
-			if r.m.v.ifNotWhile {
-				r.label("start_exclusive: if (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", p)
-			} else {
-				r.label("start_exclusive: while (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", p)
+			if r.labelling() {
+				if r.m.v.ifNotWhile {
+					r.labelf("start_exclusive: if (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", p)
+				} else {
+					r.labelf("start_exclusive: while (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", p)
+				}
 			}
 			th.pc = pcSXWoken
 			return
@@ -94,7 +108,16 @@ func (r *run) upstreamStep() {
 		r.label("start_exclusive: pending_cpus = 1: qemu_mutex_unlock(qemu_cpu_list_lock); the exclusive section starts")
 		r.enterSection()
 	case pcSXWoken:
-		r.reacquire(L, Ln)
+		if r.m.v.ifNotWhile && s.exclusiveCond.Waiting(r.t) {
+			// H1 needs a spurious wake-up of this wait; the variant
+			// allows one here and nowhere else.
+			r.x.WakeSpuriously(&s.exclusiveCond, "exclusive_cond")
+			r.label("start_exclusive: spurious wake-up from qemu_cond_wait(exclusive_cond)")
+			return
+		}
+		if !r.woken(&s.exclusiveCond, "exclusive_cond") || !r.reacquire(L, Ln) {
+			return
+		}
 		r.label("start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
 		if r.m.v.ifNotWhile {
 			th.pc = pcSXUnlock // H1: no re-check after the wait
@@ -109,12 +132,16 @@ func (r *run) upstreamStep() {
 	// end_exclusive
 	case pcEXNested:
 		th.depth--
-		r.label("end_exclusive: nested: exclusive_context_count-- = %d", th.depth)
+		if r.labelling() {
+			r.labelf("end_exclusive: nested: exclusive_context_count-- = %d", th.depth)
+		}
 		r.ret()
 	case pcEXLock:
+		if !r.lock(L, Ln) {
+			return
+		}
 		th.depth = 0 // thread-local
 		r.sectionEnd()
-		r.lock(L, Ln)
 		r.label("end_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
 		th.pc = pcEXClear
 	case pcEXClear:
@@ -123,9 +150,11 @@ func (r *run) upstreamStep() {
 		th.pc = pcEXWake
 	case pcEXWake:
 		if r.m.v.endSignalsResume {
-			r.label("end_exclusive: qemu_cond_signal(exclusive_resume) %s", r.signal(&s.resumeCond, "exclusive_resume"))
-		} else {
-			r.label("end_exclusive: qemu_cond_broadcast(exclusive_resume) %s", r.broadcast(&s.resumeCond, "exclusive_resume"))
+			if w := r.signal(&s.resumeCond, "exclusive_resume"); r.labelling() {
+				r.label("end_exclusive: qemu_cond_signal(exclusive_resume) " + r.wakes(w))
+			}
+		} else if ws := r.broadcast(&s.resumeCond, "exclusive_resume"); r.labelling() {
+			r.label("end_exclusive: qemu_cond_broadcast(exclusive_resume) " + r.wakesAll(ws))
 		}
 		th.pc = pcEXUnlock
 	case pcEXUnlock:
@@ -136,7 +165,9 @@ func (r *run) upstreamStep() {
 	// cpu_exec_start
 	case pcXSSet:
 		r.x.Store(s.mem, r.m.aRunning[c], 1)
-		r.label("cpu_exec_start: atomic_set(cpu%d->running, true)", c)
+		if r.labelling() {
+			r.labelf("cpu_exec_start: atomic_set(cpu%d->running, true)", c)
+		}
 		th.pc = pcXSRead
 	case pcXSRead:
 		mb := "smp_mb(); "
@@ -147,45 +178,63 @@ func (r *run) upstreamStep() {
 		}
 		p := r.pending()
 		if p == 0 {
-			r.label("cpu_exec_start: %satomic_read(pending_cpus) = 0: fast path, cpu%d enters cpu_exec", mb, c)
+			if r.labelling() {
+				r.labelf("cpu_exec_start: %satomic_read(pending_cpus) = 0: fast path, cpu%d enters cpu_exec", mb, c)
+			}
 			r.enterExec(c)
 			r.ret()
 			return
 		}
-		r.label("cpu_exec_start: %satomic_read(pending_cpus) = %d", mb, p)
+		if r.labelling() {
+			r.labelf("cpu_exec_start: %satomic_read(pending_cpus) = %d", mb, p)
+		}
 		th.pc = pcXSLock
 	case pcXSLock:
-		r.lock(L, Ln)
+		if !r.lock(L, Ln) {
+			return
+		}
 		r.label("cpu_exec_start: qemu_mutex_lock(qemu_cpu_list_lock)")
 		th.pc = pcXSCheck
 	case pcXSCheck:
 		if !s.hasWaiter[c] {
 			r.x.Store(s.mem, r.m.aRunning[c], 0)
-			r.label("cpu_exec_start: !cpu%d->has_waiter: atomic_set(cpu%d->running, false)", c, c)
+			if r.labelling() {
+				r.labelf("cpu_exec_start: !cpu%d->has_waiter: atomic_set(cpu%d->running, false)", c, c)
+			}
 			th.pc = pcXSIdle
 			return
 		}
 		r.unlock(L, Ln)
-		r.label("cpu_exec_start: cpu%d->has_waiter (counted): qemu_mutex_unlock(qemu_cpu_list_lock); cpu%d enters cpu_exec", c, c)
+		if r.labelling() {
+			r.labelf("cpu_exec_start: cpu%d->has_waiter (counted): qemu_mutex_unlock(qemu_cpu_list_lock); cpu%d enters cpu_exec", c, c)
+		}
 		r.enterExec(c)
 		r.ret()
 	case pcXSIdle:
 		if p := r.pending(); p != 0 {
 			r.wait(&s.resumeCond, "exclusive_resume", L, Ln)
-			r.label("cpu_exec_start: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", p)
+			if r.labelling() {
+				r.labelf("cpu_exec_start: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", p)
+			}
 			th.pc = pcXSIdleWoken
 			return
 		}
 		r.x.Store(s.mem, r.m.aRunning[c], 1)
-		r.label("cpu_exec_start: exclusive_idle: pending_cpus = 0; atomic_set(cpu%d->running, true)", c)
+		if r.labelling() {
+			r.labelf("cpu_exec_start: exclusive_idle: pending_cpus = 0; atomic_set(cpu%d->running, true)", c)
+		}
 		th.pc = pcXSUnlock
 	case pcXSIdleWoken:
-		r.reacquire(L, Ln)
+		if !r.woken(&s.resumeCond, "exclusive_resume") || !r.reacquire(L, Ln) {
+			return
+		}
 		r.label("cpu_exec_start: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
 		th.pc = pcXSIdle
 	case pcXSUnlock:
 		r.unlock(L, Ln)
-		r.label("cpu_exec_start: qemu_mutex_unlock(qemu_cpu_list_lock); cpu%d enters cpu_exec", c)
+		if r.labelling() {
+			r.labelf("cpu_exec_start: qemu_mutex_unlock(qemu_cpu_list_lock); cpu%d enters cpu_exec", c)
+		}
 		r.enterExec(c)
 		r.ret()
 
@@ -193,7 +242,9 @@ func (r *run) upstreamStep() {
 	case pcXESet:
 		r.leaveExec(c)
 		r.x.Store(s.mem, r.m.aRunning[c], 0)
-		r.label("cpu_exec_end: atomic_set(cpu%d->running, false)", c)
+		if r.labelling() {
+			r.labelf("cpu_exec_end: atomic_set(cpu%d->running, false)", c)
+		}
 		th.pc = pcXERead
 	case pcXERead:
 		r.x.Fence(s.mem)
@@ -203,16 +254,22 @@ func (r *run) upstreamStep() {
 			r.ret()
 			return
 		}
-		r.label("cpu_exec_end: smp_mb(); atomic_read(pending_cpus) = %d", p)
+		if r.labelling() {
+			r.labelf("cpu_exec_end: smp_mb(); atomic_read(pending_cpus) = %d", p)
+		}
 		th.pc = pcXELock
 	case pcXELock:
-		r.lock(L, Ln)
+		if !r.lock(L, Ln) {
+			return
+		}
 		r.label("cpu_exec_end: qemu_mutex_lock(qemu_cpu_list_lock)")
 		th.pc = pcXECheck
 	case pcXECheck:
 		r.execEndCheck(c)
 	case pcXESignal:
-		r.label("cpu_exec_end: qemu_cond_signal(exclusive_cond) %s", r.signal(&s.exclusiveCond, "exclusive_cond"))
+		if w := r.signal(&s.exclusiveCond, "exclusive_cond"); r.labelling() {
+			r.label("cpu_exec_end: qemu_cond_signal(exclusive_cond) " + r.wakes(w))
+		}
 		th.pc = pcXEUnlock
 	case pcXEUnlock:
 		r.unlock(L, Ln)
@@ -236,18 +293,20 @@ func (r *run) execEndCheck(c int) {
 		r.unlock(&s.listLock, "qemu_cpu_list_lock")
 		if r.m.v.endDecrementsAlways {
 			r.label("cpu_exec_end: pending_cpus <= 1: qemu_mutex_unlock(qemu_cpu_list_lock)")
-		} else {
-			r.label("cpu_exec_end: !cpu%d->has_waiter: qemu_mutex_unlock(qemu_cpu_list_lock)", c)
+		} else if r.labelling() {
+			r.labelf("cpu_exec_end: !cpu%d->has_waiter: qemu_mutex_unlock(qemu_cpu_list_lock)", c)
 		}
 		r.ret()
 		return
 	}
 	p := r.pending() - 1
 	r.setPending(p)
-	if r.m.v.endDecrementsAlways {
-		r.label("cpu_exec_end: pending_cpus > 1: atomic_set(pending_cpus, %d)", p)
-	} else {
-		r.label("cpu_exec_end: cpu%d->has_waiter: has_waiter = false; atomic_set(pending_cpus, %d)", c, p)
+	if r.labelling() {
+		if r.m.v.endDecrementsAlways {
+			r.labelf("cpu_exec_end: pending_cpus > 1: atomic_set(pending_cpus, %d)", p)
+		} else {
+			r.labelf("cpu_exec_end: cpu%d->has_waiter: has_waiter = false; atomic_set(pending_cpus, %d)", c, p)
+		}
 	}
 	if p == 1 {
 		th.pc = pcXESignal

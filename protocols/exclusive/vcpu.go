@@ -1,10 +1,6 @@
 package exclusive
 
-import (
-	"fmt"
-
-	"github.com/protocheck/protocheck/model"
-)
+import "github.com/protocheck/protocheck/model"
 
 // The vCPU thread (A.2): mttcg_cpu_thread_fn upstream, which holds the BQL
 // outside cpu_exec; qemu_tcg_cpu_thread_fn in the per-CPU-lock series,
@@ -61,19 +57,21 @@ func (r *run) vcpuStep() {
 	mu, mname := r.threadLock()
 	switch th.pc {
 	case pcVStart:
-		r.lock(mu, mname)
+		if !r.lock(mu, mname) {
+			return
+		}
 		if up {
 			r.label("mttcg_cpu_thread_fn: bql_lock()")
-		} else {
-			r.label("qemu_tcg_cpu_thread_fn: cpu_mutex_lock(cpu%d)", t)
+		} else if r.labelling() {
+			r.labelf("qemu_tcg_cpu_thread_fn: cpu_mutex_lock(cpu%d)", t)
 		}
 		r.call(pcPEntry, pcVTop)
 	case pcVExecUnlock:
 		r.unlock(mu, mname)
 		if up {
 			r.label("tcg_cpu_exec: bql_unlock()")
-		} else {
-			r.label("tcg_cpu_exec: cpu_mutex_unlock(cpu%d)", t)
+		} else if r.labelling() {
+			r.labelf("tcg_cpu_exec: cpu_mutex_unlock(cpu%d)", t)
 		}
 		th.arg = uint8(t)
 		r.call(r.m.execStart(), pcVTB)
@@ -81,7 +79,9 @@ func (r *run) vcpuStep() {
 		if up {
 			// Guest code that touches a device takes the BQL inside
 			// cpu_exec: the other half of H2's AB-BA.
-			r.lock(&s.bql, "bql")
+			if !r.lock(&s.bql, "bql") {
+				return
+			}
 			r.label("cpu_exec: guest TB makes an MMIO access: bql_lock()")
 			th.pc = pcVTBMMIO
 			return
@@ -97,26 +97,34 @@ func (r *run) vcpuStep() {
 		r.label("cpu_exec: ptw_setl_slow: page-table update inside start_exclusive()")
 		r.callEndExclusive(pcVTBExclEnd)
 	case pcVRelock:
-		r.lock(mu, mname)
+		if !r.lock(mu, mname) {
+			return
+		}
 		if up {
 			r.label("tcg_cpu_exec: bql_lock()")
-		} else {
-			r.label("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t)
+		} else if r.labelling() {
+			r.labelf("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t)
 		}
 		th.round++
 		r.call(pcPEntry, pcVTop)
 	case pcVHalt:
 		r.wait(&s.haltCond[t], r.haltName(t), mu, mname)
-		r.label("qemu_wait_io_event: cpu_thread_is_idle(): qemu_cond_wait(cpu%d->halt_cond, %s)", t, mname)
+		if r.labelling() {
+			r.labelf("qemu_wait_io_event: cpu_thread_is_idle(): qemu_cond_wait(cpu%d->halt_cond, %s)", t, mname)
+		}
 		th.pc = pcVHaltWoken
 	case pcVHaltWoken:
-		r.reacquire(mu, mname)
-		r.label("qemu_wait_io_event: woken from cpu%d->halt_cond, re-acquires %s", t, mname)
+		if !r.woken(&s.haltCond[t], r.haltName(t)) || !r.reacquire(mu, mname) {
+			return
+		}
+		if r.labelling() {
+			r.labelf("qemu_wait_io_event: woken from cpu%d->halt_cond, re-acquires %s", t, mname)
+		}
 		th.pc = pcVIdle
 	}
 }
 
-func (r *run) haltName(c int) string { return fmt.Sprintf("cpu%d->halt_cond", c) }
+func (r *run) haltName(c int) string { return r.m.haltNames[c] }
 
 func (r *run) vcpuDecide() {
 	th := r.th

@@ -18,10 +18,12 @@ func (r *run) pop() {
 	s.queue[t][s.qlen[t]] = 0
 	th.item = i
 	r.unlock(&s.cpuLock[t], r.cpuLockName(t))
-	if r.m.v.cpuLock {
-		r.label("process_queued_cpu_work_locked: pop %s; cpu_mutex_unlock(cpu%d)", r.m.itemName(int(i)), t)
-	} else {
-		r.label("process_queued_cpu_work: pop %s; qemu_mutex_unlock(cpu%d->work_mutex)", r.m.itemName(int(i)), t)
+	if r.labelling() {
+		if r.m.v.cpuLock {
+			r.labelf("process_queued_cpu_work_locked: pop %s; cpu_mutex_unlock(cpu%d)", r.m.itemName(int(i)), t)
+		} else {
+			r.labelf("process_queued_cpu_work: pop %s; qemu_mutex_unlock(cpu%d->work_mutex)", r.m.itemName(int(i)), t)
+		}
 	}
 	switch {
 	case r.m.safe(int(i)) && !r.m.v.cpuLock && !r.m.v.bqlHeld:
@@ -41,13 +43,19 @@ func (r *run) workStep() {
 	item := int(th.item)
 	switch th.pc {
 	case pcPLock:
-		r.lock(&s.cpuLock[t], r.cpuLockName(t))
-		r.label("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)", t)
+		if !r.lock(&s.cpuLock[t], r.cpuLockName(t)) {
+			return
+		}
+		if r.labelling() {
+			r.labelf("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)", t)
+		}
 		th.pc = pcPPop
 	case pcPPop:
 		if s.qlen[t] == 0 { // upstream only: seed 001 checks under the lock it already holds
 			r.unlock(&s.cpuLock[t], r.cpuLockName(t))
-			r.label("process_queued_cpu_work: work_list empty: qemu_mutex_unlock(cpu%d->work_mutex)", t)
+			if r.labelling() {
+				r.labelf("process_queued_cpu_work: work_list empty: qemu_mutex_unlock(cpu%d->work_mutex)", t)
+			}
 			r.ret()
 			return
 		}
@@ -58,7 +66,9 @@ func (r *run) workStep() {
 			return
 		}
 		r.unlock(&s.cpuLock[t], r.cpuLockName(t))
-		r.label("process_queued_cpu_work: work_list empty: qemu_mutex_unlock(cpu%d->work_mutex)", t)
+		if r.labelling() {
+			r.labelf("process_queued_cpu_work: work_list empty: qemu_mutex_unlock(cpu%d->work_mutex)", t)
+		}
 		th.pc = pcPBcast
 	case pcPSafeBQLUnlock:
 		r.unlock(&s.bql, "bql")
@@ -69,17 +79,25 @@ func (r *run) workStep() {
 		s.gen++
 		switch {
 		case r.m.v.finishSafeWork:
-			r.label("process_queued_cpu_work: wi->func() = async_synic_update for %s, inside the exclusive section", r.m.itemName(item))
+			if r.labelling() {
+				r.labelf("process_queued_cpu_work: wi->func() = async_synic_update for %s, inside the exclusive section", r.m.itemName(item))
+			}
 			th.pc = pcPSynicLock
 		case r.m.nests():
-			r.label("process_queued_cpu_work: wi->func() for %s, inside the exclusive section, calls start_exclusive() again", r.m.itemName(item))
+			if r.labelling() {
+				r.labelf("process_queued_cpu_work: wi->func() for %s, inside the exclusive section, calls start_exclusive() again", r.m.itemName(item))
+			}
 			r.callStartExclusive(pcPNestedEnd)
 		default:
-			r.label("process_queued_cpu_work: wi->func() for %s runs inside the exclusive section", r.m.itemName(item))
+			if r.labelling() {
+				r.labelf("process_queued_cpu_work: wi->func() for %s runs inside the exclusive section", r.m.itemName(item))
+			}
 			r.callEndExclusive(pcPSafeDone)
 		}
 	case pcPSynicLock:
-		r.lock(&s.bql, "bql")
+		if !r.lock(&s.bql, "bql") {
+			return
+		}
 		r.label("async_synic_update: qemu_mutex_lock_iothread()")
 		th.pc = pcPSynicUnlock
 	case pcPSynicUnlock:
@@ -87,11 +105,15 @@ func (r *run) workStep() {
 		r.label("async_synic_update: qemu_mutex_unlock_iothread()")
 		r.callEndExclusive(pcPSafeDone)
 	case pcPSafeBQLLock:
-		r.lock(&s.bql, "bql")
+		if !r.lock(&s.bql, "bql") {
+			return
+		}
 		r.label("process_queued_cpu_work: bql_lock() after exclusive work")
 		th.pc = pcPRelock
 	case pcPFuncBQL:
-		r.lock(&s.bql, "bql")
+		if !r.lock(&s.bql, "bql") {
+			return
+		}
 		r.label("process_queued_cpu_work_locked: wi->bql: qemu_mutex_lock_iothread()")
 		th.pc = pcPFunc
 	case pcPFunc:
@@ -100,21 +122,27 @@ func (r *run) workStep() {
 			// The func only touches the observer; the unlock that follows
 			// it is the step's one shared action.
 			r.unlock(&s.bql, "bql")
-			r.label("process_queued_cpu_work_locked: wi->func() for %s runs; qemu_mutex_unlock_iothread()", r.m.itemName(item))
-		} else {
-			r.label("process_queued_cpu_work: wi->func() for %s runs with the BQL held", r.m.itemName(item))
+			if r.labelling() {
+				r.labelf("process_queued_cpu_work_locked: wi->func() for %s runs; qemu_mutex_unlock_iothread()", r.m.itemName(item))
+			}
+		} else if r.labelling() {
+			r.labelf("process_queued_cpu_work: wi->func() for %s runs with the BQL held", r.m.itemName(item))
 		}
 		th.pc = pcPRelock
 	case pcPRelock:
-		r.lock(&s.cpuLock[t], r.cpuLockName(t))
-		free := ""
-		if r.m.safe(item) {
-			free = "; g_free(wi)" // thread-local
+		if !r.lock(&s.cpuLock[t], r.cpuLockName(t)) {
+			return
 		}
-		if r.m.v.cpuLock {
-			r.label("process_queued_cpu_work_locked: cpu_mutex_lock(cpu%d)%s", t, free)
-		} else {
-			r.label("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)%s", t, free)
+		if r.labelling() {
+			free := ""
+			if r.m.safe(item) {
+				free = "; g_free(wi)" // thread-local
+			}
+			if r.m.v.cpuLock {
+				r.labelf("process_queued_cpu_work_locked: cpu_mutex_lock(cpu%d)%s", t, free)
+			} else {
+				r.labelf("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)%s", t, free)
+			}
 		}
 		if r.m.safe(item) {
 			th.pc = pcPNext
@@ -123,19 +151,21 @@ func (r *run) workStep() {
 		}
 	case pcPDone:
 		r.x.Store(s.mem, r.m.aDone[item], 1)
-		if r.m.v.cpuLock {
-			r.label("process_queued_cpu_work_locked: atomic_mb_set(&%s.done, true)", r.m.itemName(item))
-		} else {
-			r.label("process_queued_cpu_work: qatomic_store_release(&%s.done, true)", r.m.itemName(item))
+		if r.labelling() {
+			if r.m.v.cpuLock {
+				r.labelf("process_queued_cpu_work_locked: atomic_mb_set(&%s.done, true)", r.m.itemName(item))
+			} else {
+				r.labelf("process_queued_cpu_work: qatomic_store_release(&%s.done, true)", r.m.itemName(item))
+			}
 		}
 		th.pc = pcPNext
 	case pcPBcast:
 		if r.m.v.cpuLock {
-			w := r.broadcast(&s.cpuCond[t], r.condName(t))
-			r.label("process_queued_cpu_work_locked: qemu_cond_broadcast(cpu%d->cond) %s", t, w)
-		} else {
-			w := r.broadcast(&s.workCond, "qemu_work_cond")
-			r.label("process_queued_cpu_work: qemu_cond_broadcast(qemu_work_cond) %s", w)
+			if ws := r.broadcast(&s.cpuCond[t], r.condName(t)); r.labelling() {
+				r.labelf("process_queued_cpu_work_locked: qemu_cond_broadcast(cpu%d->cond) %s", t, r.wakesAll(ws))
+			}
+		} else if ws := r.broadcast(&s.workCond, "qemu_work_cond"); r.labelling() {
+			r.labelf("process_queued_cpu_work: qemu_cond_broadcast(qemu_work_cond) %s", r.wakesAll(ws))
 		}
 		r.ret()
 	}

@@ -128,7 +128,7 @@
 // so the byte 5 does no harm by itself; the harm is the flush the host
 // never does, and stale-tlb reports it. (The strict form, every byte in
 // {0, 1, 3}, is checked for the correct variants in the tests.) Deadlock
-// is the explorer's; vCPU0's Status names the ack it waits for.
+// is the explorer's; vCPU0's blocked step names the ack it waits for.
 //
 // # Metrics
 //

@@ -33,7 +33,7 @@ import (
 // would need instead: a Choose whose count is re-evaluated at every
 // decision (0 = not enabled), e.g. Env.ChooseFunc(label, func() int), and
 // a goroutine state "done unless woken" that ends a run without a
-// deadlock report, as the model's Status.Done does.
+// deadlock report, as the model's Exec.Done does.
 type gate struct {
 	at []gatePoint // by thread id
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
 	"github.com/protocheck/protocheck/model"
@@ -51,24 +52,23 @@ type modelCheck struct {
 	st    model.State
 	steps int
 	err   error
-	buf   []model.Choice
 }
 
 func (s *modelCheck) Begin() error {
-	s.st, s.steps, s.x = s.m.Init(), 0, model.NewExec(len(s.m.Metrics()))
+	s.st, s.steps, s.x = s.m.Init(), 0, newExec(s.m)
 	return s.inner.Begin()
 }
 func (s *modelCheck) End(r *rt.Run) error { return s.inner.End(r) }
 func (s *modelCheck) String() string      { return s.inner.String() }
 func (s *modelCheck) Pick(p *rt.Point) (model.Choice, error) {
-	s.buf = s.m.Enabled(s.st, s.buf[:0])
-	if !slices.Equal(s.buf, p.Enabled) && s.err == nil {
-		s.err = fmt.Errorf("step %d: the code offers %v, the model enables %v", p.Step+1, p.Enabled, s.buf)
+	en := explorer.Enabled(s.m, s.st)
+	if !slices.Equal(en, p.Enabled) && s.err == nil {
+		s.err = fmt.Errorf("step %d: the code offers %v, the model enables %v", p.Step+1, p.Enabled, en)
 	}
 	c, err := s.inner.Pick(p)
-	if err == nil && slices.Contains(s.buf, c) {
-		s.x.Reset(c.Thread)
-		s.st = s.m.Step(s.st, c, s.x)
+	if err == nil && slices.Contains(en, c) {
+		s.x.Reset(c.Thread, c.Alt)
+		s.m.Step(s.st, c.Thread, s.x) // in place: s.st is this run's own state
 	}
 	s.steps++
 	return c, err

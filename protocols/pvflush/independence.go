@@ -10,16 +10,16 @@ import "github.com/protocheck/protocheck/model"
 // What footprints cannot see is the state kept outside the memory layer:
 //
 //   - the preemption budget s.preempt, decremented by every preemption and
-//     tested by every target's Enabled;
+//     tested by every target's step (whether it can be preempted);
 //   - the observer freed, written by vCPU0's return step and read by every
 //     use of a translation (the stale-tlb assertion);
 //   - vCPU0's control state (phase, cur, mask), which decides the
 //     wait-steps metric of every step (vCPU0 waits for tg[cur], which is
 //     scheduled out), and tg[cur].ipi, which vCPU0's send-ipi step sets to
 //     pending (a new alternative of vCPU cur) and its wait step resets;
-//   - the alternative numbering: a target's Alt indexes the list actions
-//     builds from its own record and from s.preempt > 0 (the preemption
-//     is always the last alternative).
+//   - the alternative numbering: a target's step draws among the list
+//     actions builds from its own record and from s.preempt > 0 (the
+//     preemption is always the last alternative).
 //
 // Independent returns true only for pairs for which none of these can
 // tell the order apart. Two target steps (t != u) read and write only
@@ -99,17 +99,18 @@ func (m *machine) Independent(ms model.State, a, b model.Choice) bool {
 	return true
 }
 
-// action returns the action of target choice c in s.
+// action returns the action of target choice c in s: the alternative
+// c.Alt of its step's draw.
 func (m *machine) action(s *state, c model.Choice) (int, bool) {
 	if c.Thread <= 0 || c.Thread >= m.n {
 		return 0, false
 	}
-	var buf [8]int
+	var buf [maxActions]uint8
 	as := m.actions(s, c.Thread, buf[:0])
 	if c.Alt < 0 || c.Alt >= len(as) {
 		return 0, false
 	}
-	return as[c.Alt], true
+	return int(as[c.Alt]), true
 }
 
 // togglesWait reports whether action act of target t can change whether

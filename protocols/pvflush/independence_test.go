@@ -25,8 +25,7 @@ func (r stepRecord) equal(o stepRecord) bool {
 }
 
 func record(m *machine, s model.State, c model.Choice, x *model.Exec) (model.State, stepRecord) {
-	x.Reset(c.Thread)
-	n := m.Step(s, c, x)
+	n := successor(m, s, c, x)
 	r := stepRecord{label: x.StepLabel(), footprint: slices.Clone(x.Footprint()),
 		events: slices.Clone(x.Events()), counts: slices.Clone(x.Counts())}
 	if v := x.Violation(); v != nil {
@@ -58,7 +57,7 @@ func conflict(f, g []model.Access) bool {
 }
 
 func enabledIn(m model.Machine, s model.State, c model.Choice) bool {
-	return containsChoice(m.Enabled(s, nil), c)
+	return containsChoice(explorer.Enabled(m, s), c)
 }
 
 // TestIndependenceDiamonds checks every promise of model.Independence on
@@ -85,11 +84,10 @@ func TestIndependenceDiamonds(t *testing.T) {
 		for _, name := range size.variants {
 			v := model.Variant{Name: name}
 			m := instantiate(t, v.Name, p)
-			x := model.NewExec(len(m.Metrics()))
-			var en []model.Choice
+			x := newExec(m)
 			accepted, pairs := 0, 0
 			for _, s := range reachableStates(m) {
-				en = m.Enabled(s, en[:0])
+				en := explorer.Enabled(m, s)
 				type done struct {
 					n  model.State
 					r  stepRecord
@@ -97,8 +95,7 @@ func TestIndependenceDiamonds(t *testing.T) {
 				}
 				steps := make([]done, len(en))
 				for i, c := range en {
-					x.Reset(c.Thread)
-					steps[i].n = m.Step(s, c, x)
+					steps[i].n = successor(m, s, c, x)
 					steps[i].fp = append([]model.Access(nil), x.Footprint()...)
 				}
 				for i, a := range en {

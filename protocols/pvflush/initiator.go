@@ -16,13 +16,20 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 	}
 	t := int(s.cur)
 	switch s.phase {
+	case phaseDone:
+		x.Done()
+
 	case phaseMap:
 		// A later round maps X to a fresh page, so that the next flush
 		// has something to protect.
 		x.Store(s.mem, pteX, uint64(s.round)+1)
-		x.Call(0, pteOp{Write: true, Value: int(s.round) + 1})
-		x.Return(0, nil)
-		x.Labelf("set_pte_at: map X->P%d", s.round)
+		if x.Recording() {
+			x.Call(0, pteOp{Write: true, Value: int(s.round) + 1})
+			x.Return(0, nil)
+		}
+		if x.Labelling() {
+			x.Labelf("set_pte_at: map X->P%d", s.round)
+		}
 		s.phase = phaseZap
 
 	case phaseZap:
@@ -30,16 +37,27 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 			// The B2(a) model: a plain store with no barrier before the
 			// flush reads steal_time; under TSO it can stay in vCPU0's
 			// store buffer past those reads.
-			old := s.mem.PeekThread(0, pteX) // for the label only
+			var old uint64
+			if x.Labelling() {
+				old = s.mem.PeekThread(0, pteX) // for the label only
+			}
 			x.Store(s.mem, pteX, 0)
-			x.Call(0, pteOp{Write: true, Value: 0})
-			x.Labelf("pte_clear (plain store, no barrier): clear PTE of X (was %s); flush_tlb_mm_range -> %s", pteName(old), fn)
+			if x.Recording() {
+				x.Call(0, pteOp{Write: true, Value: 0})
+			}
+			if x.Labelling() {
+				x.Labelf("pte_clear (plain store, no barrier): clear PTE of X (was %s); flush_tlb_mm_range -> %s", pteName(old), fn)
+			}
 		} else {
 			// ptep_get_and_clear is a locked xchg: a full barrier before
 			// the flush reads steal_time (pvflush.md B2 note).
 			old := x.Xchg(s.mem, pteX, 0)
-			x.Call(0, pteOp{Write: true, Value: 0})
-			x.Labelf("ptep_get_and_clear: clear PTE of X (was %s); flush_tlb_mm_range -> %s", pteName(old), fn)
+			if x.Recording() {
+				x.Call(0, pteOp{Write: true, Value: 0})
+			}
+			if x.Labelling() {
+				x.Labelf("ptep_get_and_clear: clear PTE of X (was %s); flush_tlb_mm_range -> %s", pteName(old), fn)
+			}
 		}
 		if m.v.native {
 			for u := 1; u < m.n; u++ {
@@ -53,11 +71,15 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 	case phaseRead:
 		v := x.Load(s.mem, stAddr(t))
 		if v&kvmVCPUPreempted != 0 {
-			x.Labelf("%s: read st[%d].preempted = %d (PREEMPTED)", fn, t, v)
+			if x.Labelling() {
+				x.Labelf("%s: read st[%d].preempted = %d (PREEMPTED)", fn, t, v)
+			}
 			s.phase, s.seen = phaseCAS, uint8(v)
 			return
 		}
-		x.Labelf("%s: read st[%d].preempted = %d, vCPU%d stays in flushmask", fn, t, v, t)
+		if x.Labelling() {
+			x.Labelf("%s: read st[%d].preempted = %d, vCPU%d stays in flushmask", fn, t, v, t)
+		}
 		s.mask |= 1 << t
 		m.nextRead(s)
 
@@ -75,9 +97,11 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 			x.Fence(s.mem)
 		}
 		s.tg[t].ipi = ipiPending
-		x.Touch(fmt.Sprintf("IPI vCPU%d", t), true)
+		x.Touch(m.ipiName[t], true)
 		x.Count(metricIPIs, 1)
-		x.Labelf("native_flush_tlb_others: send call-function IPI to vCPU%d", t)
+		if x.Labelling() {
+			x.Labelf("native_flush_tlb_others: send call-function IPI to vCPU%d", t)
+		}
 		if u := nextInMask(s, t+1, m.n); u > 0 {
 			s.cur = uint8(u)
 			return
@@ -85,11 +109,21 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 		s.phase, s.cur = phaseWait, uint8(nextInMask(s, 1, m.n))
 
 	case phaseWait:
-		// Enabled only once the ack has come (initiatorEnabled).
+		// csd_lock_wait busy-waits for the ack: a blocked await, not a
+		// self-loop, so that the state graph stays acyclic.
+		if s.tg[t].ipi != ipiAcked {
+			x.Block()
+			if x.Labelling() {
+				x.Label(m.waitsFor(s))
+			}
+			return
+		}
 		s.tg[t].ipi = ipiNone
 		s.mask &^= 1 << t
-		x.Touch(fmt.Sprintf("csd vCPU%d", t), false)
-		x.Labelf("native_flush_tlb_others: csd_lock_wait: vCPU%d acked", t)
+		x.Touch(m.csdName[t], false)
+		if x.Labelling() {
+			x.Labelf("native_flush_tlb_others: csd_lock_wait: vCPU%d acked", t)
+		}
 		if u := nextInMask(s, t+1, m.n); u > 0 {
 			s.cur = uint8(u)
 			return
@@ -99,8 +133,12 @@ func (m *machine) stepInitiator(s *state, x *model.Exec) {
 	case phaseRet:
 		// The allocator is folded into the return: from here on frame
 		// s.round belongs to another process.
-		x.Return(0, nil)
-		x.Labelf("%s returns; free_page(P%d): the page is reused by another process", fn, s.round)
+		if x.Recording() {
+			x.Return(0, nil)
+		}
+		if x.Labelling() {
+			x.Labelf("%s returns; free_page(P%d): the page is reused by another process", fn, s.round)
+		}
 		s.freed = s.round + 1
 		s.round++
 		s.phase = phaseDone
@@ -120,7 +158,9 @@ func (m *machine) stepCAS(s *state, x *model.Exec, fn string, t int) {
 	}
 	if m.v.plainStore {
 		x.Store(s.mem, stAddr(t), want)
-		x.Labelf("%s: plain store st[%d].preempted = %d, skip vCPU%d (flush deferred to the host)", fn, t, want, t)
+		if x.Labelling() {
+			x.Labelf("%s: plain store st[%d].preempted = %d, skip vCPU%d (flush deferred to the host)", fn, t, want, t)
+		}
 		return
 	}
 	prev := x.CAS(s.mem, stAddr(t), seen, want)
@@ -134,15 +174,17 @@ func (m *machine) stepCAS(s *state, x *model.Exec, fn string, t int) {
 	default:
 		skip = ok // cmpxchg(...) == state, later try_cmpxchg
 	}
-	res := "ok"
-	if !ok {
-		res = fmt.Sprintf("failed (found %d)", prev)
+	if x.Labelling() {
+		res := "ok"
+		if !ok {
+			res = fmt.Sprintf("failed (found %d)", prev)
+		}
+		what := fmt.Sprintf("keep vCPU%d in flushmask", t)
+		if skip {
+			what = fmt.Sprintf("skip vCPU%d (flush deferred to the host)", t)
+		}
+		x.Labelf("%s: cmpxchg st[%d].preempted %d->%d %s, %s", fn, t, seen, want, res, what)
 	}
-	what := fmt.Sprintf("keep vCPU%d in flushmask", t)
-	if skip {
-		what = fmt.Sprintf("skip vCPU%d (flush deferred to the host)", t)
-	}
-	x.Labelf("%s: cmpxchg st[%d].preempted %d->%d %s, %s", fn, t, seen, want, res, what)
 	if !skip {
 		s.mask |= 1 << t
 	}

@@ -46,7 +46,10 @@ func TestWaitSteps(t *testing.T) {
 		{"fixed", model.Params{"vcpus": 2}, want{0, 2, 0.205227}, want{0, 1, 0.943750}, 286843},
 	}
 	for _, c := range cases {
-		r := bfs(t, instantiate(t, c.variant, c.params))
+		r, err := explorer.Explore(instantiate(t, c.variant, c.params), explorer.Options{Metrics: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, mw := range []struct {
 			name string
 			w    want

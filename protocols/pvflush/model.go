@@ -14,7 +14,9 @@ type machine struct {
 	preempt   int
 	accesses  int
 	names     []string
-	init      *state
+	words     []string // the shared words of model.Mem
+	buffers   []string // under TSO, the store buffers' names
+	props     model.Properties
 	staleSeam bool // test-only: when true, uses of stale translations are not asserted (spec_test.go)
 	// tso: x86-TSO memory (param memory=1); Protocol.New wraps the
 	// machine in model.WithTSO.
@@ -22,6 +24,9 @@ type machine struct {
 	// plainClear: vCPU0 clears the PTE with a plain store instead of
 	// ptep_get_and_clear's locked xchg (param pte-clear=1).
 	plainClear bool
+	// The objects steps Touch, by vCPU id, named once here so that a
+	// step formats nothing.
+	tlbName, ipiName, csdName [maxVCPUs]string
 }
 
 // memOf is the memory of a state, for model.WithTSO.
@@ -31,33 +36,39 @@ func newMachine(v variant, p model.Params) *machine {
 	m := &machine{v: v, n: p["vcpus"], flushes: p["flushes"], preempt: p["preemptions"], accesses: p["accesses"],
 		tso: p["memory"] == 1, plainClear: p["pte-clear"] == 1}
 	m.names = []string{"vCPU0 (initiator)"}
-	words := []string{"pte[X]"}
-	buffers := []string{"vCPU0"}
+	m.words = []string{"pte[X]"}
+	m.buffers = []string{"vCPU0"}
 	for t := 1; t < m.n; t++ {
 		m.names = append(m.names, fmt.Sprintf("vCPU%d", t))
-		words = append(words, fmt.Sprintf("st[%d].preempted", t))
-		buffers = append(buffers, fmt.Sprintf("vCPU%d", t))
+		m.words = append(m.words, fmt.Sprintf("st[%d].preempted", t))
+		m.buffers = append(m.buffers, fmt.Sprintf("vCPU%d", t))
+		m.tlbName[t] = fmt.Sprintf("TLB(vCPU%d)", t)
+		m.ipiName[t] = fmt.Sprintf("IPI vCPU%d", t)
+		m.csdName[t] = fmt.Sprintf("csd vCPU%d", t)
 	}
-	s := &state{mem: model.NewMem(words...), phase: phaseZap, preempt: uint8(m.preempt), n: uint8(m.n)}
+	m.props = model.Properties{
+		Invariants: []model.Invariant{{Name: FlagShape, Check: m.flagShape}},
+		Metrics:    []string{WaitSteps, IPIs},
+		Spec:       pteSpec,
+	}
+	return m
+}
+
+func (m *machine) Threads() []string            { return m.names }
+func (m *machine) Properties() model.Properties { return m.props }
+
+// Init builds the initial state: X maps frame 0 (P0); every target is in
+// guest mode with an empty TLB and steal_time.preempted = 0.
+func (m *machine) Init() model.State {
+	s := &state{mem: model.NewMem(m.words...), phase: phaseZap, preempt: uint8(m.preempt), n: uint8(m.n)}
 	if m.tso {
-		s.mem.EnableTSO(buffers...)
+		s.mem.EnableTSO(m.buffers...)
 	}
-	// X starts mapped to frame 0 (P0); every target starts in guest mode
-	// with an empty TLB and steal_time.preempted = 0.
 	s.mem.Init(pteX, 1)
 	for t := 1; t < m.n; t++ {
 		s.tg[t] = target{mode: modeGuest, tlb: -1, inflight: -1, left: uint8(m.accesses)}
 	}
-	m.init = s
-	return m
-}
-
-func (m *machine) Threads() []string { return m.names }
-func (m *machine) Init() model.State { return m.init.Clone() }
-func (m *machine) Metrics() []string { return []string{WaitSteps, IPIs} }
-func (m *machine) Spec() *model.Spec { return pteSpec }
-func (m *machine) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: FlagShape, Check: m.flagShape}}
+	return s
 }
 
 // flagShape is B-S2. Bits outside the ABI (bit 2 of the shift bug) are
@@ -79,7 +90,8 @@ func (m *machine) flagShape(ms model.State) string {
 	return ""
 }
 
-// Target actions, in the order Enabled lists them as alternatives.
+// Target actions, in the order of the alternatives a target's step draws
+// among.
 const (
 	actAccess   = iota // guest: access X through the TLB (miss: walk and fill)
 	actEmulate         // guest: an instruction accessing X exits to KVM's emulator
@@ -91,8 +103,12 @@ const (
 	actHostFail        // early-entry: record_steal_time fails its cache refresh
 )
 
-// actions appends the actions target t can take in s.
-func (m *machine) actions(s *state, t int, buf []int) []int {
+// maxActions bounds the actions a target has in one state.
+const maxActions = 4
+
+// actions appends the actions target t can take in s, in alternative
+// order.
+func (m *machine) actions(s *state, t int, buf []uint8) []uint8 {
 	g := &s.tg[t]
 	switch g.mode {
 	case modeGuest:
@@ -119,79 +135,46 @@ func (m *machine) actions(s *state, t int, buf []int) []int {
 	return buf
 }
 
-// initiatorEnabled: vCPU0 can step unless it is done or busy-waits for an
-// ack that has not come. The busy-wait is a blocked await, not a
-// self-loop, so that the state graph stays acyclic.
-func (m *machine) initiatorEnabled(s *state) bool {
-	switch s.phase {
-	case phaseDone:
-		return false
-	case phaseWait:
-		return s.tg[s.cur].ipi == ipiAcked
-	}
-	return true
-}
-
-func (m *machine) Enabled(ms model.State, buf []model.Choice) []model.Choice {
+// Step implements model.Machine. vCPU0's step is its next action (or a
+// block on the ack it busy-waits for); a target's step draws one of the
+// actions it can take, and a target with none has nothing left to do
+// (an IPI may still give it one later).
+func (m *machine) Step(ms model.State, t int, x *model.Exec) {
 	s := ms.(*state)
-	if m.initiatorEnabled(s) {
-		buf = append(buf, model.Choice{Thread: 0})
-	}
-	var acts [8]int
-	for t := 1; t < m.n; t++ {
-		for i := range m.actions(s, t, acts[:0]) {
-			buf = append(buf, model.Choice{Thread: t, Alt: i})
+	// wait-steps: vCPU0 is busy-waiting for the ack of a target that is
+	// scheduled out, whoever takes this step (judged before it).
+	waiting := s.phase == phaseWait && s.tg[s.cur].ipi != ipiAcked && s.tg[s.cur].mode == modeDesched
+	if t == 0 {
+		m.stepInitiator(s, x)
+	} else {
+		var buf [maxActions]uint8
+		as := m.actions(s, t, buf[:0])
+		switch len(as) {
+		case 0:
+			x.Done()
+			return
+		case 1:
+			m.stepTarget(s, t, int(as[0]), x)
+		default:
+			m.stepTarget(s, t, int(as[x.Choose(len(as))]), x)
 		}
 	}
-	return buf
-}
-
-func (m *machine) Step(ms model.State, c model.Choice, x *model.Exec) model.State {
-	s := ms.(*state)
-	n := s.Clone().(*state)
-	// wait-steps: vCPU0 is busy-waiting for the ack of a target that is
-	// scheduled out, whoever takes this step.
-	if s.phase == phaseWait && s.tg[s.cur].ipi != ipiAcked && s.tg[s.cur].mode == modeDesched {
+	if waiting && x.Outcome() == model.Stepped {
 		x.Count(metricWait, 1)
 	}
-	if c.Thread == 0 {
-		m.stepInitiator(n, x)
-		return n
-	}
-	var acts [8]int
-	as := m.actions(s, c.Thread, acts[:0])
-	if c.Alt < 0 || c.Alt >= len(as) {
-		x.Fail("model", "vCPU%d has no alternative %d", c.Thread, c.Alt)
-		return n
-	}
-	m.stepTarget(n, c.Thread, as[c.Alt], x)
-	return n
 }
 
-func (m *machine) Status(ms model.State, t int) model.Status {
-	s := ms.(*state)
-	if t == 0 {
-		if s.phase == phaseDone {
-			return model.Status{Done: true}
-		}
-		if s.phase == phaseWait {
-			g := &s.tg[s.cur]
-			where := "IPI not yet taken"
-			switch {
-			case g.mode == modeDesched:
-				where = "scheduled out by the host"
-			case g.mode == modeHost:
-				where = "in host mode"
-			case g.ipi == ipiHandler:
-				where = "inside flush_tlb_func"
-			}
-			return model.Status{WaitsFor: fmt.Sprintf("csd_lock_wait: the ack of vCPU%d's flush_tlb_func (vCPU%d is %s)", s.cur, s.cur, where)}
-		}
-		return model.Status{}
+// waitsFor is what vCPU0 waits for in csd_lock_wait: the deadlock text.
+func (m *machine) waitsFor(s *state) string {
+	g := &s.tg[s.cur]
+	where := "IPI not yet taken"
+	switch {
+	case g.mode == modeDesched:
+		where = "scheduled out by the host"
+	case g.mode == modeHost:
+		where = "in host mode"
+	case g.ipi == ipiHandler:
+		where = "inside flush_tlb_func"
 	}
-	g := &s.tg[t]
-	if g.mode == modeGuest && g.left == 0 && (g.ipi == ipiNone || g.ipi == ipiAcked) {
-		return model.Status{Done: true}
-	}
-	return model.Status{}
+	return fmt.Sprintf("csd_lock_wait: the ack of vCPU%d's flush_tlb_func (vCPU%d is %s)", s.cur, s.cur, where)
 }

@@ -1,6 +1,7 @@
 package pvflush
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -140,8 +141,9 @@ func TestFlagValues(t *testing.T) {
 
 type strictFlags struct{ *machine }
 
-func (s strictFlags) Invariants() []model.Invariant {
-	return append(s.machine.Invariants(), model.Invariant{Name: "abi-values", Check: func(ms model.State) string {
+func (s strictFlags) Properties() model.Properties {
+	p := s.machine.Properties()
+	p.Invariants = append(slices.Clip(p.Invariants), model.Invariant{Name: "abi-values", Check: func(ms model.State) string {
 		st := ms.(*state)
 		for t := 1; t < s.n; t++ {
 			if b := st.mem.Peek(stAddr(t)); b != 0 && b != 1 && b != 3 {
@@ -150,6 +152,7 @@ func (s strictFlags) Invariants() []model.Invariant {
 		}
 		return ""
 	}})
+	return p
 }
 
 func TestFlagShapeMessage(t *testing.T) {
@@ -192,19 +195,34 @@ func TestSmallest(t *testing.T) {
 	}
 }
 
+// newExec returns an Exec for running m's steps by hand.
+func newExec(m model.Machine) *model.Exec {
+	x := model.NewExec(len(m.Properties().Metrics))
+	x.SetThreadNames(m.Threads())
+	return x
+}
+
+// successor runs choice c on a copy of s with labels and events on, and
+// returns the successor; x then holds the step's record.
+func successor(m model.Machine, s model.State, c model.Choice, x *model.Exec) model.State {
+	n := model.Clone(m, s)
+	x.SetModes(true, true)
+	x.Reset(c.Thread, c.Alt)
+	m.Step(n, c.Thread, x)
+	return n
+}
+
 func reachableLabels(m model.Machine) map[string]bool {
 	init := m.Init()
 	seen := map[string]bool{string(init.AppendKey(nil)): true}
 	out := map[string]bool{}
 	queue := []model.State{init}
-	x := model.NewExec(len(m.Metrics()))
-	var en []model.Choice
+	x := newExec(m)
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		for _, c := range m.Enabled(s, en[:0]) {
-			x.Reset(c.Thread)
-			n := m.Step(s, c, x)
+		for _, c := range explorer.Enabled(m, s) {
+			n := successor(m, s, c, x)
 			out[x.StepLabel()] = true
 			if k := string(n.AppendKey(nil)); !seen[k] {
 				seen[k] = true

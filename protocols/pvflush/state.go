@@ -81,7 +81,8 @@ const (
 var phaseNames = [...]string{"map", "zap", "read", "cmpxchg", "send-ipi", "wait-ack", "return", "done"}
 
 // state is one global state. The initiator's fields are plain; the
-// targets are indexed by vCPU id (index 0 unused).
+// targets are indexed by vCPU id (index 0 unused, and only 1..n-1 are
+// encoded).
 type state struct {
 	mem   model.Mem
 	tg    [maxVCPUs]target
@@ -94,13 +95,44 @@ type state struct {
 	// and reused, because the flush that unmapped them returned.
 	freed   uint8
 	preempt uint8 // host preemptions left (shared bound)
-	n       uint8 // vCPUs
+	n       uint8 // vCPUs (fixed by the machine, not encoded)
 }
 
-func (s *state) Clone() model.State {
-	c := *s
-	c.mem = s.mem.Clone()
-	return &c
+// The encoding packs the state into as few bytes as its ranges allow,
+// since the explorer stores every reachable state as its key: the memory
+// (one byte per word under sequential consistency), then vCPU0 in
+// initiatorBytes, then each target in targetBytes. Every packed field is
+// below 16 for every parameter value (Protocol.Params bounds them: frames
+// and rounds below flushes+1 <= 5, preemptions <= 8, accesses <= 6, a
+// steal_time byte below 8, phases below 8, vCPU ids below maxVCPUs), so
+// two fields share a byte as nibbles, and the flushmask (bits below
+// maxVCPUs <= 8) is one byte: the packing is lossless.
+const (
+	initiatorBytes = 4
+	targetBytes    = 3
+)
+
+// flags packs a target's host booleans into four bits.
+func (g *target) flags() byte {
+	return b2u(g.req) | b2u(g.atBoundary)<<1 | b2u(g.rsFlush)<<2 | b2u(g.rsWrite)<<3
+}
+
+// pack returns the encoding of target g: mode, IPI state and host flags;
+// the TLB entry and in-flight translation (frame+1, 0 for none); the host
+// copy (0 or PREEMPTED) and the accesses left.
+func (g *target) pack() [targetBytes]byte {
+	return [targetBytes]byte{
+		g.mode | g.ipi<<2 | g.flags()<<4,
+		uint8(g.tlb+1) | uint8(g.inflight+1)<<4,
+		g.hostCopy | g.left<<1,
+	}
+}
+
+func (g *target) unpack(r []byte) {
+	g.mode, g.ipi = r[0]&3, r[0]>>2&3
+	g.req, g.atBoundary, g.rsFlush, g.rsWrite = r[0]&0x10 != 0, r[0]&0x20 != 0, r[0]&0x40 != 0, r[0]&0x80 != 0
+	g.tlb, g.inflight = int8(r[1]&15)-1, int8(r[1]>>4)-1
+	g.hostCopy, g.left = r[2]&1, r[2]>>1
 }
 
 func b2u(b bool) byte {
@@ -110,15 +142,42 @@ func b2u(b bool) byte {
 	return 0
 }
 
+// appendInitiator appends vCPU0's control state and the globals.
+func (s *state) appendInitiator(b []byte) []byte {
+	return append(b, s.phase|s.cur<<4, s.round|s.freed<<4, byte(s.mask), s.preempt|s.seen<<4)
+}
+
+// AppendKey implements model.State.
 func (s *state) AppendKey(b []byte) []byte {
 	b = s.mem.AppendKey(b)
-	b = append(b, s.phase, s.cur, s.round, s.seen, byte(s.mask), byte(s.mask>>8), s.freed, s.preempt)
+	b = s.appendInitiator(b)
 	for t := 1; t < int(s.n); t++ {
-		g := &s.tg[t]
-		flags := b2u(g.req) | b2u(g.atBoundary)<<1 | b2u(g.rsFlush)<<2 | b2u(g.rsWrite)<<3
-		b = append(b, g.mode, g.ipi, byte(g.tlb), byte(g.inflight), g.hostCopy, flags, g.left)
+		r := s.tg[t].pack()
+		b = append(b, r[:]...)
 	}
 	return b
+}
+
+// Decode implements model.State: s must come from the machine's Init,
+// which fixes n and the memory's layout.
+func (s *state) Decode(b []byte) error {
+	b, err := s.mem.DecodeFrom(b)
+	if err != nil {
+		return err
+	}
+	if len(b) != initiatorBytes+targetBytes*(int(s.n)-1) {
+		return fmt.Errorf("pvflush: %d bytes after the memory, want %d", len(b), initiatorBytes+targetBytes*(int(s.n)-1))
+	}
+	s.phase, s.cur = b[0]&15, b[0]>>4
+	s.round, s.freed = b[1]&15, b[1]>>4
+	s.mask = uint16(b[2])
+	s.preempt, s.seen = b[3]&15, b[3]>>4
+	b = b[initiatorBytes:]
+	for t := 1; t < int(s.n); t++ {
+		s.tg[t].unpack(b[:targetBytes])
+		b = b[targetBytes:]
+	}
+	return nil
 }
 
 func frameName(f int8) string {

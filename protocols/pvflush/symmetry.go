@@ -73,13 +73,13 @@ func (m *machine) freeTargets(s *state) uint16 {
 	return f
 }
 
-// targetRecord is the encoding of everything indexed by target t.
-type targetRecord [8]byte
+// targetRecord is the encoding of everything indexed by target t: its
+// steal_time byte and its packed record (state.go).
+type targetRecord [1 + targetBytes]byte
 
 func (s *state) record(t int) targetRecord {
-	g := &s.tg[t]
-	flags := b2u(g.req) | b2u(g.atBoundary)<<1 | b2u(g.rsFlush)<<2 | b2u(g.rsWrite)<<3
-	return targetRecord{byte(s.mem.Peek(stAddr(t))), g.mode, g.ipi, byte(g.tlb), byte(g.inflight), g.hostCopy, flags, g.left}
+	g := s.tg[t].pack()
+	return targetRecord{byte(s.mem.Peek(stAddr(t))), g[0], g[1], g[2]}
 }
 
 func (r targetRecord) less(o targetRecord) bool {
@@ -91,15 +91,16 @@ func (r targetRecord) less(o targetRecord) bool {
 	return false
 }
 
-// CanonicalKey implements model.Symmetric: vCPU0's state and the global
-// words verbatim, the non-free targets' records at their ids, then the
-// free targets' records in sorted order (see the comment above).
+// CanonicalKey implements model.Symmetric: the PTE and vCPU0's state
+// verbatim, the non-free targets' records at their ids, then the free
+// targets' records in sorted order (see the comment above). Symmetry is
+// offered under sequential consistency only, where the memory is just
+// these words (every value below 256).
 func (m *machine) CanonicalKey(ms model.State, b []byte) []byte {
 	s := ms.(*state)
 	f := m.freeTargets(s)
-	b = append(b, 'S')
-	b = appendWord(b, s.mem.Peek(pteX))
-	b = append(b, s.phase, s.cur, s.round, s.seen, byte(s.mask), byte(s.mask>>8), s.freed, s.preempt)
+	b = append(b, byte(s.mem.Peek(pteX)))
+	b = s.appendInitiator(b)
 	var free [maxVCPUs]targetRecord
 	k := 0
 	for t := 1; t < m.n; t++ {
@@ -118,13 +119,6 @@ func (m *machine) CanonicalKey(ms model.State, b []byte) []byte {
 	}
 	for _, r := range free[:k] {
 		b = append(b, r[:]...)
-	}
-	return b
-}
-
-func appendWord(b []byte, w uint64) []byte {
-	for i := 0; i < 8; i++ {
-		b = append(b, byte(w>>(8*i)))
 	}
 	return b
 }

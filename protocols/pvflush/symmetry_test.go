@@ -23,13 +23,11 @@ func reachableStates(m model.Machine) []model.State {
 	init := m.Init()
 	seen := map[string]bool{string(init.AppendKey(nil)): true}
 	out := []model.State{init}
-	x := model.NewExec(len(m.Metrics()))
-	var en []model.Choice
+	x := newExec(m)
 	for i := 0; i < len(out); i++ {
 		s := out[i]
-		for _, c := range m.Enabled(s, en[:0]) {
-			x.Reset(c.Thread)
-			n := m.Step(s, c, x)
+		for _, c := range explorer.Enabled(m, s) {
+			n := successor(m, s, c, x)
 			if k := string(n.AppendKey(nil)); !seen[k] {
 				seen[k] = true
 				out = append(out, n)
@@ -93,7 +91,7 @@ func TestSymmetryAgreesWithBFS(t *testing.T) {
 // target t's record and st word move to pi[t], and so do cur and the
 // flushmask bits.
 func permute(m *machine, s *state, pi [maxVCPUs]int) *state {
-	n := s.Clone().(*state)
+	n := model.Clone(m, s).(*state)
 	n.mask = 0
 	for t := 1; t < m.n; t++ {
 		n.tg[pi[t]] = s.tg[t]
@@ -114,8 +112,7 @@ type stepResult struct {
 }
 
 func stepOf(m *machine, s model.State, c model.Choice, x *model.Exec) (model.State, stepResult) {
-	x.Reset(c.Thread)
-	n := m.Step(s, c, x)
+	n := successor(m, s, c, x)
 	r := stepResult{key: string(n.AppendKey(nil)), canon: string(m.CanonicalKey(n, nil)),
 		counts: fmt.Sprint(x.Counts()), events: fmt.Sprint(len(x.Events()))}
 	if v := x.Violation(); v != nil {
@@ -146,8 +143,7 @@ func TestSymmetryIsABisimulation(t *testing.T) {
 	} {
 		m := instantiate(t, c.variant, c.params)
 		name := fmt.Sprintf("%s %v", c.variant, c.params)
-		x := model.NewExec(len(m.Metrics()))
-		var en, pen []model.Choice
+		x := newExec(m)
 		byCanon := map[string]*state{}
 		checked := 0
 		for _, ms := range reachableStates(m) {
@@ -176,8 +172,8 @@ func TestSymmetryIsABisimulation(t *testing.T) {
 					if msg, pmsg := m.flagShape(s), m.flagShape(ps); (msg == "") != (pmsg == "") {
 						t.Fatalf("%s: flag-shape differs under permutation", name)
 					}
-					en = m.Enabled(s, en[:0])
-					pen = m.Enabled(ps, pen[:0])
+					en := explorer.Enabled(m, s)
+					pen := explorer.Enabled(m, ps)
 					if len(en) != len(pen) {
 						t.Fatalf("%s: %d choices, %d after permutation", name, len(en), len(pen))
 					}

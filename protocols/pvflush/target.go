@@ -10,7 +10,6 @@ import (
 // handler, or its host thread H_t (the same thread in host mode).
 func (m *machine) stepTarget(s *state, t, a int, x *model.Exec) {
 	g := &s.tg[t]
-	tlb := fmt.Sprintf("TLB(vCPU%d)", t)
 	switch a {
 	case actAccess:
 		// One guest instruction: walk (on a miss), fill and use are one
@@ -18,19 +17,23 @@ func (m *machine) stepTarget(s *state, t, a int, x *model.Exec) {
 		// interrupts that flush this TLB; nothing else touches TLB(t).
 		g.left--
 		if g.tlb >= 0 {
-			x.Touch(tlb, false)
-			x.Labelf("guest: read X through TLB entry X->P%d", g.tlb)
+			x.Touch(m.tlbName[t], false)
+			if x.Labelling() {
+				x.Labelf("guest: read X through TLB entry X->P%d", g.tlb)
+			}
 			m.use(s, x, t, g.tlb, false)
 			return
 		}
 		v := x.Load(s.mem, pteX)
-		x.Touch(tlb, true)
+		x.Touch(m.tlbName[t], true)
 		if v == 0 {
 			x.Label("guest: TLB miss, walk PTE: X not present, page fault")
 			return
 		}
 		g.tlb = int8(v - 1)
-		x.Labelf("guest: TLB miss, walk PTE: X->P%d, fill TLB and read", g.tlb)
+		if x.Labelling() {
+			x.Labelf("guest: TLB miss, walk PTE: X->P%d, fill TLB and read", g.tlb)
+		}
 		m.use(s, x, t, g.tlb, false)
 
 	case actEmulate:
@@ -45,15 +48,17 @@ func (m *machine) stepTarget(s *state, t, a int, x *model.Exec) {
 			return
 		}
 		g.inflight = int8(v - 1)
-		x.Labelf("vmx_handle_exit: instruction accessing X exits for emulation; x86_emulate_insn walks PTE: X->P%d (translation in flight)", g.inflight)
+		if x.Labelling() {
+			x.Labelf("vmx_handle_exit: instruction accessing X exits for emulation; x86_emulate_insn walks PTE: X->P%d (translation in flight)", g.inflight)
+		}
 
 	case actTakeIPI:
-		x.Touch(tlb, true)
+		x.Touch(m.tlbName[t], true)
 		g.tlb, g.ipi = -1, ipiHandler
 		x.Label("flush_tlb_func: call-function IPI from vCPU0 taken, flush TLB")
 
 	case actAck:
-		x.Touch(fmt.Sprintf("csd vCPU%d", t), true)
+		x.Touch(m.csdName[t], true)
 		g.ipi = ipiAcked
 		x.Label("flush_tlb_func: done, csd_unlock (ack to vCPU0)")
 
@@ -69,7 +74,9 @@ func (m *machine) stepTarget(s *state, t, a int, x *model.Exec) {
 
 	case actHostFail:
 		g.req, g.atBoundary = false, false
-		x.Labelf("vcpu_enter_guest -> record_steal_time: steal-time cache refresh failed, return without clearing st[%d].preempted", t)
+		if x.Labelling() {
+			x.Labelf("vcpu_enter_guest -> record_steal_time: steal-time cache refresh failed, return without clearing st[%d].preempted", t)
+		}
 	}
 }
 
@@ -81,31 +88,49 @@ func (m *machine) stepTarget(s *state, t, a int, x *model.Exec) {
 func (m *machine) stepPreempt(s *state, x *model.Exec, t int) {
 	g := &s.tg[t]
 	s.preempt--
-	prefix := "kvm_sched_out -> kvm_arch_vcpu_put -> kvm_steal_time_set_preempted"
-	if g.mode == modeGuest {
-		prefix = "VM exit on host timer interrupt (at_instruction_boundary = true); " + prefix
+	fromGuest := g.mode == modeGuest
+	if fromGuest {
 		g.atBoundary = true
 	}
 	g.mode = modeDesched
 	switch {
 	case !g.atBoundary && !m.v.noBoundary:
-		x.Labelf("%s: not at an instruction boundary, preemption not reported", prefix)
+		if x.Labelling() {
+			x.Labelf("%s: not at an instruction boundary, preemption not reported", preemptPrefix(fromGuest))
+		}
 	case g.hostCopy != 0 && !m.v.noGuard:
-		x.Labelf("%s: already reported (host st.preempted = %d), nothing stored", prefix, g.hostCopy)
+		if x.Labelling() {
+			x.Labelf("%s: already reported (host st.preempted = %d), nothing stored", preemptPrefix(fromGuest), g.hostCopy)
+		}
 	default:
-		old := s.mem.Peek(stAddr(t)) // for the label only
+		var old uint64
+		if x.Labelling() {
+			old = s.mem.Peek(stAddr(t)) // for the label only
+		}
 		x.Store(s.mem, stAddr(t), kvmVCPUPreempted)
 		g.hostCopy = kvmVCPUPreempted
-		lost := ""
-		if old&kvmVCPUFlushTLB != 0 {
-			lost = fmt.Sprintf(" (was %d: FLUSH_TLB lost)", old)
+		if x.Labelling() {
+			lost := ""
+			if old&kvmVCPUFlushTLB != 0 {
+				lost = fmt.Sprintf(" (was %d: FLUSH_TLB lost)", old)
+			}
+			where := ""
+			if g.inflight >= 0 {
+				where = " in the middle of an emulated instruction"
+			}
+			x.Labelf("%s: store st[%d].preempted = 1%s%s", preemptPrefix(fromGuest), t, lost, where)
 		}
-		where := ""
-		if g.inflight >= 0 {
-			where = " in the middle of an emulated instruction"
-		}
-		x.Labelf("%s: store st[%d].preempted = 1%s%s", prefix, t, lost, where)
 	}
+}
+
+// preemptPrefix is the call chain of a preemption, from guest mode with
+// the exit on the host's timer interrupt in front.
+func preemptPrefix(fromGuest bool) string {
+	const put = "kvm_sched_out -> kvm_arch_vcpu_put -> kvm_steal_time_set_preempted"
+	if fromGuest {
+		return "VM exit on host timer interrupt (at_instruction_boundary = true); " + put
+	}
+	return put
 }
 
 // stepHost is H_t's next step in KVM_RUN, in program order: finish an
@@ -119,18 +144,22 @@ func (m *machine) stepHost(s *state, x *model.Exec, t int) {
 	case g.inflight >= 0:
 		f := g.inflight
 		g.inflight = -1
-		x.Labelf("x86_emulate_insn: complete the access to X through the in-flight translation X->P%d", f)
+		if x.Labelling() {
+			x.Labelf("x86_emulate_insn: complete the access to X through the in-flight translation X->P%d", f)
+		}
 		m.use(s, x, t, f, true)
 
 	case g.rsFlush:
-		x.Touch(fmt.Sprintf("TLB(vCPU%d)", t), true)
+		x.Touch(m.tlbName[t], true)
 		g.tlb, g.rsFlush = -1, false
 		x.Label("record_steal_time: FLUSH_TLB was set -> kvm_vcpu_flush_tlb_guest: flush TLB")
 
 	case g.rsWrite:
 		x.Store(s.mem, stAddr(t), 0)
 		g.rsWrite = false
-		x.Labelf("record_steal_time: kvm_write_guest_cached: write back the host copy, st[%d].preempted = 0", t)
+		if x.Labelling() {
+			x.Labelf("record_steal_time: kvm_write_guest_cached: write back the host copy, st[%d].preempted = 0", t)
+		}
 
 	case g.req:
 		// "vcpu_run: at_instruction_boundary = false" is local and folds
@@ -139,12 +168,16 @@ func (m *machine) stepHost(s *state, x *model.Exec, t int) {
 		if m.v.hostCopy {
 			v := x.Load(s.mem, stAddr(t))
 			g.rsFlush, g.rsWrite = v&kvmVCPUFlushTLB != 0, true
-			x.Labelf("vcpu_enter_guest -> record_steal_time: kvm_read_guest_cached: host copy of st[%d].preempted = %d; xchg(host copy, 0)", t, v)
+			if x.Labelling() {
+				x.Labelf("vcpu_enter_guest -> record_steal_time: kvm_read_guest_cached: host copy of st[%d].preempted = %d; xchg(host copy, 0)", t, v)
+			}
 			return
 		}
 		v := x.Xchg(s.mem, stAddr(t), 0)
 		g.rsFlush = v&kvmVCPUFlushTLB != 0
-		x.Labelf("vcpu_enter_guest -> record_steal_time: xchg st[%d].preempted %d->0", t, v)
+		if x.Labelling() {
+			x.Labelf("vcpu_enter_guest -> record_steal_time: xchg st[%d].preempted %d->0", t, v)
+		}
 
 	default:
 		g.mode, g.atBoundary = modeGuest, false
@@ -156,8 +189,10 @@ func (m *machine) stepHost(s *state, x *model.Exec, t int) {
 // in-flight translation): a read of the PTE register for the spec, and
 // the B-SAFE check against the observer.
 func (m *machine) use(s *state, x *model.Exec, t int, f int8, emulated bool) {
-	x.Call(t, pteOp{})
-	x.Return(t, int(f)+1)
+	if x.Recording() {
+		x.Call(t, pteOp{})
+		x.Return(t, int(f)+1)
+	}
 	if m.staleSeam || f >= int8(s.freed) {
 		return
 	}
