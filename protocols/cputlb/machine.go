@@ -35,9 +35,9 @@ func (m *machine) Properties() model.Properties { return m.props }
 // (its TLB holds X->P), drained its work list and is about to call
 // cpu_exec_start; no exclusive section is pending and no exit is requested.
 func (m *machine) Init() model.State {
-	s := newState(m.mem, m.n)
+	s := &state{n: uint8(m.n), mem: model.NewMem(m.mem...)}
 	s.mem.Init(wPTE, 1)
-	for c := range s.cpu {
+	for c := 0; c < m.n; c++ {
 		s.cpu[c].tlb = true
 	}
 	return s

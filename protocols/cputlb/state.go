@@ -1,13 +1,15 @@
 package cputlb
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/protocheck/protocheck/model"
 )
 
-// maxCPUs bounds the cpus parameter (and the per-CPU names below).
+// maxCPUs bounds the cpus parameter; the state's fixed arrays and the
+// per-CPU names below are sized for it.
 const maxCPUs = 4
 
 // Shared words, in model.Mem: the page-table entry of page X, the exclusive
@@ -80,8 +82,7 @@ func (i item) String() string { return itemNames[i] }
 
 // vcpu is one vCPU thread: where it is in mttcg's loop, its guest program,
 // its softmmu TLB entry for page X and its work list. The observers at the
-// end are bookkeeping for work-once, outside the memory layer. Every field
-// is a byte, so a slice of vcpus encodes as one copy.
+// end are bookkeeping for work-once, outside the memory layer.
 type vcpu struct {
 	pc     pc
 	guest  uint8 // guest program progress (see guest.go)
@@ -99,42 +100,112 @@ type vcpu struct {
 	freedW uint8 // observer: g_free(wi)
 }
 
-// state is one global state. The per-vCPU parts are slices of the
-// configured length (not arrays of maxCPUs), so that the encoding holds
-// no unused slots; model.Codec encodes it.
+// state is one global state: plain data, the per-vCPU parts in arrays
+// sized for the largest instance (of which the first n are used), so that
+// copying a state is copying a struct and its memory's words.
 type state struct {
-	mem      model.Mem
-	cpu      []vcpu
-	cpuLock  []model.Mutex // cpu->lock (work list, halt_cond)
-	haltCond []model.Cond  // cpu->halt_cond
+	n   uint8 // vCPUs of the instance (the machine's; not encoded)
+	mem model.Mem
+	cpu [maxCPUs]vcpu
 
 	listLock   model.Mutex // qemu_cpu_list_lock
 	bql        model.Mutex
-	exclCond   model.Cond // exclusive_cond
-	resumeCond model.Cond // exclusive_resume
+	cpuLock    [maxCPUs]model.Mutex // cpu->lock (work list, halt_cond)
+	exclCond   model.Cond           // exclusive_cond
+	resumeCond model.Cond           // exclusive_resume
+	haltCond   [maxCPUs]model.Cond  // cpu->halt_cond
 
 	// resumed is the observer of no-stale-translation: the source has
 	// executed the guest instruction that follows the invalidate.
 	resumed bool
 }
 
-var codec = model.MustCodec[state]()
+// The encoding (AppendKey, Decode) is the form in which the explorer
+// stores a state, so it is compact: the memory's words (one byte each,
+// their values are small), then per vCPU of the instance one byte per
+// field, its two booleans sharing one, its cpu->lock as the holder + 1 and
+// its halt_cond as the set of its waiters (one bit per vCPU), then the
+// global mutexes and condition variables the same way and the observer.
+// Work-list slots beyond qlen are always itemNone (popNext clears them),
+// so two states with the same encoding are the same state.
+const cpuKeyLen = 15
 
-func newState(mem []string, n int) *state {
-	return &state{
-		mem:      model.NewMem(mem...),
-		cpu:      make([]vcpu, n),
-		cpuLock:  make([]model.Mutex, n),
-		haltCond: make([]model.Cond, n),
-	}
+// CopyFrom makes s a copy of src (model.Copier): the explorer decodes a
+// state once per expansion and copies it for each step it tries. Every
+// field is plain data but the memory, whose buffers s keeps.
+func (s *state) CopyFrom(src model.State) {
+	o := src.(*state)
+	mem := s.mem
+	*s = *o
+	s.mem = mem
+	s.mem.CopyFrom(o.mem)
 }
 
-func (s *state) AppendKey(b []byte) []byte { return codec.Append(b, s) }
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
 
-func (s *state) Decode(b []byte) error { return codec.Decode(b, s) }
+func mutexByte(mu model.Mutex) byte { return byte(mu.Holder() + 1) }
+
+func (s *state) AppendKey(b []byte) []byte {
+	n := int(s.n)
+	b = s.mem.AppendKey(b)
+	for c := 0; c < n; c++ {
+		v := &s.cpu[c]
+		b = append(b, byte(v.pc), v.guest, v.idx, v.count, byte(v.cur), byte(v.queue[0]), byte(v.queue[1]), v.qlen,
+			boolByte(v.halted)|boolByte(v.tlb)<<1, v.posted, v.ran, v.freedD, v.freedW,
+			mutexByte(s.cpuLock[c]), byte(s.haltCond[c].Set()))
+	}
+	return append(b, mutexByte(s.listLock), mutexByte(s.bql),
+		byte(s.exclCond.Set()), byte(s.resumeCond.Set()), boolByte(s.resumed))
+}
+
+// Decode reads a state encoded by AppendKey (of the same machine) into s,
+// refusing an encoding of the wrong length or with a value no state has.
+func (s *state) Decode(b []byte) error {
+	n := int(s.n)
+	b, err := s.mem.DecodeFrom(b)
+	if err != nil {
+		return err
+	}
+	if len(b) != n*cpuKeyLen+5 {
+		return fmt.Errorf("cputlb: %d bytes of state after the memory, want %d", len(b), n*cpuKeyLen+5)
+	}
+	for c := 0; c < n; c++ {
+		k := b[c*cpuKeyLen : (c+1)*cpuKeyLen]
+		if int(k[0]) >= len(pcNames) || int(k[4]) >= len(itemNames) || int(k[5]) >= len(itemNames) ||
+			int(k[6]) >= len(itemNames) || int(k[7]) > len(s.cpu[c].queue) || k[8] > 3 {
+			return fmt.Errorf("cputlb: cpu%d: pc %d, items %d %d %d, %d queued, flags %#x", c, k[0], k[4], k[5], k[6], k[7], k[8])
+		}
+		if int(k[13]) > n || int(k[14]) >= 1<<uint(n) {
+			return errSync
+		}
+		s.cpu[c] = vcpu{
+			pc: pc(k[0]), guest: k[1], idx: k[2], count: k[3], cur: item(k[4]),
+			queue: [2]item{item(k[5]), item(k[6])}, qlen: k[7],
+			halted: k[8]&1 != 0, tlb: k[8]&2 != 0,
+			posted: k[9], ran: k[10], freedD: k[11], freedW: k[12],
+		}
+		s.cpuLock[c] = model.HeldMutex(int(k[13]) - 1)
+		s.haltCond[c] = model.CondWith(uint64(k[14]))
+	}
+	g := b[n*cpuKeyLen:]
+	if int(g[0]) > n || int(g[1]) > n || int(g[2]) >= 1<<uint(n) || int(g[3]) >= 1<<uint(n) || g[4] > 1 {
+		return errSync
+	}
+	s.listLock, s.bql = model.HeldMutex(int(g[0])-1), model.HeldMutex(int(g[1])-1)
+	s.exclCond, s.resumeCond = model.CondWith(uint64(g[2])), model.CondWith(uint64(g[3]))
+	s.resumed = g[4] != 0
+	return nil
+}
+
+var errSync = errors.New("cputlb: state encoding: a mutex held by no vCPU of the machine, a waiter that is not one, or an observer out of range")
 
 // Vars are the variables traces show, by the names and in the texts of
-// QEMU's objects (the codec's generic names would be the struct's).
+// QEMU's objects.
 func (s *state) Vars() []model.Var {
 	out := s.mem.Vars()
 	out = append(out,
@@ -142,7 +213,7 @@ func (s *state) Vars() []model.Var {
 		model.Var{Name: "bql", Value: s.bql.String()},
 		model.Var{Name: "exclusive_cond", Value: s.exclCond.String()},
 		model.Var{Name: "exclusive_resume", Value: s.resumeCond.String()})
-	for c := range s.cpu {
+	for c := 0; c < int(s.n); c++ {
 		v := &s.cpu[c]
 		p := cpuNames[c] + "."
 		q := "["
