@@ -103,5 +103,6 @@
 // Metrics: wakeups (threads woken by a signal or broadcast), lock-handoffs
 // (a woken thread re-acquiring its mutex), list-lock-acquisitions
 // (acquisitions of the one global qemu_cpu_list_lock, the contention the
-// seed set out to remove).
+// seed set out to remove). The verification matrix and the seed's claims
+// are in matrix.go.
 package exclusive

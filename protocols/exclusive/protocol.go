@@ -101,7 +101,9 @@ var Protocol = &model.Protocol{
 		{Name: "memory", Default: 0, Min: 0, Max: 1,
 			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO)"},
 	},
-	New: newVariant,
+	New:    newVariant,
+	Matrix: matrix,
+	Claims: claims,
 }
 
 func variantList() []model.Variant {
