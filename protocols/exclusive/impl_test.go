@@ -252,8 +252,10 @@ func traceLabels(steps []traces.Step) []string {
 // for those only the property is checked when a run breaks one.
 func TestImplRealDeadlocks(t *testing.T) {
 	for _, name := range []string{"non-recursive", "exclusive-from-exec", "finish-safe-work", "end-signals-resume", "cpu-lock", "bql-held"} {
-		tg := implTarget(t, name, nil)
-		tg.Watchdog = time.Minute
+		// Guests that halt after one TB: with tbs=0 the vCPUs run TBs
+		// forever and a real run only ends at the watchdog.
+		tg := implTarget(t, name, model.Params{"tbs": 1})
+		tg.Watchdog = 10 * time.Second
 		v, err := Protocol.Variant(name)
 		if err != nil {
 			t.Fatal(err)

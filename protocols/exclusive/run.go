@@ -160,9 +160,9 @@ func (r *run) signal(c *model.Cond, cname string) int {
 }
 
 // broadcast wakes every waiter of c and returns them.
-func (r *run) broadcast(c *model.Cond, cname string) []int {
+func (r *run) broadcast(c *model.Cond, cname string) model.Cond {
 	ws := r.x.Broadcast(c, cname)
-	r.x.Count(mWakeups, int64(len(ws)))
+	r.x.Count(mWakeups, int64(ws.Len()))
 	return ws
 }
 
@@ -175,7 +175,8 @@ func (r *run) wakes(w int) string {
 }
 
 // wakesAll says whom a broadcast woke, for labels.
-func (r *run) wakesAll(ws []int) string {
+func (r *run) wakesAll(woken model.Cond) string {
+	ws := woken.Waiters()
 	if len(ws) == 0 {
 		return "wakes nobody"
 	}
