@@ -78,7 +78,8 @@
 // made for KVM_REQ_TLB_FLUSH; ipis the IPIs that force a guest exit.
 // Parameter scenario=1 replays the seed's workload shape (one CPU
 // alternating a vCPU of VM1 and one of VM2 for rounds=N rounds): per-cpu
-// flushes 2N times, per-lpid twice.
+// flushes 2N times, per-lpid twice (Protocol.Claims; Protocol.Matrix
+// lists the sizes verification runs besides the default).
 //
 // # Sources
 //
