@@ -110,7 +110,7 @@ func sameEnabled(m model.Machine, run *rt.Run, offered [][]model.Choice) error {
 		return err
 	}
 	for i := range ex.Steps {
-		want := m.Enabled(ex.States[i], nil)
+		want := explorer.Enabled(m, ex.States[i])
 		if fmt.Sprint(want) != fmt.Sprint(offered[i]) {
 			return fmt.Errorf("step %d: the model enables %v, the code offered %v", i+1, want, offered[i])
 		}
