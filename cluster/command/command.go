@@ -295,21 +295,14 @@ func (f *flags) workDir() (string, func(), error) {
 func search(ctx context.Context, tg target.Target, opts explorer.Options, f *flags, dir string, runner *beamrun.Runner) (*explorer.Result, error) {
 	if opts.Strategy == explorer.BFS {
 		out, err := bfs.Explore(ctx, bfs.Config{
-			Target: tg, Symmetry: opts.Symmetry, MaxSteps: opts.MaxSteps, MaxStates: int64(opts.MaxStates),
+			Target: tg, Symmetry: opts.Symmetry, NoProgress: opts.NoProgress, MaxSteps: opts.MaxSteps, MaxStates: int64(opts.MaxStates),
 			TimeLimit: opts.TimeLimit, Partitions: f.partitions, PartitionBytes: int64(f.partitionMiB) << 20,
 			Dir: dir, Run: runner.Run, Clock: opts.Clock, Progress: opts.Progress, ProgressJSON: opts.ProgressJSON,
 		})
 		if err != nil {
 			return nil, err
 		}
-		r := out.Result
-		if opts.NoProgress {
-			r.Unchecked = nil
-			for _, pp := range mustMachine(tg).Properties().Progress {
-				r.Unchecked = append(r.Unchecked, pp.Name+": progress properties were skipped (no-progress)")
-			}
-		}
-		return r, nil
+		return out.Result, nil
 	}
 	out, err := swarm.Explore(ctx, swarm.Config{
 		Target:   tg,
@@ -321,14 +314,6 @@ func search(ctx context.Context, tg target.Target, opts explorer.Options, f *fla
 		return nil, err
 	}
 	return out.Result, nil
-}
-
-func mustMachine(tg target.Target) model.Machine {
-	m, err := tg.Machine()
-	if err != nil {
-		panic(err) // resolved before the search
-	}
-	return m
 }
 
 // report completes the result as check explore does: after a clean bfs

@@ -62,9 +62,10 @@ func TestSameDocumentAsCheck(t *testing.T) {
 	for _, args := range [][]string{
 		{"explore", "pvflush/fixed", "--json"},
 		{"explore", "pvflush/posted", "--json"},
+		{"explore", "exclusive/upstream", "--json"},
 		{"explore", "exclusive/cpu-lock", "vcpus=2", "--json"},
-		{"explore", "e500mc/per-lpid", "--symmetry", "--json"},
-		{"explore", "exclusive/cpu-lock", "--strategy", "random", "--seed", "1", "--json"},
+		{"explore", "e500mc/per-lpid", "loads=2", "ops=1", "--symmetry", "--json"},
+		{"explore", "exclusive/cpu-lock", "vcpus=2", "--strategy", "random", "--seed", "1", "--max-steps", "200", "--json"},
 		{"explore", "pvflush/fixed", "--strategy", "pct", "--runs", "200", "--json"},
 	} {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
@@ -86,6 +87,20 @@ func TestSameDocumentAsCheck(t *testing.T) {
 			}
 			delete(got, "fingerprint_collision")
 			delete(want, "store_bytes_per_state") // the local search's own structures
+			if _, checked := want["unchecked"]; !checked && got["verdict"] == "ok" {
+				// The local bfs checked the progress properties on its
+				// state graph; a cluster search keeps none and says so.
+				u, _ := got["unchecked"].([]any)
+				if len(u) == 0 && got["protocol"] == "exclusive" {
+					t.Errorf("exclusive's progress properties are not mentioned: %v", got["unchecked"])
+				}
+				for _, x := range u {
+					if !strings.Contains(x.(string), "progress is not checked on a cluster") {
+						t.Errorf("unchecked: %q", x)
+					}
+				}
+				delete(got, "unchecked")
+			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("cluster:\n%s\ncheck:\n%s", out, wantOut)
 			}

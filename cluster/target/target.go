@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols/cputlb"
 	"github.com/protocheck/protocheck/protocols/e500mc"
 	"github.com/protocheck/protocheck/protocols/exclusive"
 	"github.com/protocheck/protocheck/protocols/pvflush"
@@ -26,7 +27,7 @@ type Target struct {
 // Protocols returns the protocols a target may name, in the order the
 // check command lists them.
 func Protocols() []*model.Protocol {
-	return []*model.Protocol{pvflush.Protocol, exclusive.Protocol, e500mc.Protocol}
+	return []*model.Protocol{pvflush.Protocol, exclusive.Protocol, cputlb.Protocol, e500mc.Protocol}
 }
 
 // Lookup returns the named protocol.
