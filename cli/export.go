@@ -26,11 +26,9 @@ func (e *ExploreFlags) Check(fs *flag.FlagSet) error { return e.f.check(fs) }
 
 // Options returns the explorer options the flags ask for; progress goes
 // to stderr unless --progress none.
-func (e *ExploreFlags) Options(stderr io.Writer) (explorer.Options, error) { return e.f.options(stderr) }
-
-// Given reports whether the named flag was given on the command line
-// (valid after Check).
-func (e *ExploreFlags) Given(name string) bool { return e.f.set[name] }
+func (e *ExploreFlags) Options(stderr io.Writer) (explorer.Options, error) {
+	return e.f.options(stderr)
+}
 
 // ParseArgs parses flags that may come before or after the positional
 // arguments, as every command does, and returns the positional ones.
