@@ -63,6 +63,9 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		level.keys = b.vis.view()
 	}
 	level.add(enc)
+	if err := level.finish(); err != nil {
+		return b.spillFailed(err)
+	}
 	var pool *workerPool
 	if opts.Workers > 1 {
 		pool = newWorkerPool(m, keyOf, opts.Symmetry, b.live, opts.Workers)
