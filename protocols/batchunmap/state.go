@@ -107,52 +107,57 @@ type note struct {
 	page uint8  // nested reset: the page whose pageout reset it
 }
 
-type state struct {
-	mem  model.Mem
-	ptl  [maxPages]model.Mutex
-	tlb  [maxCPUs][maxPages]uint8 // bits as in a PTE; 0 = no entry
-	page [maxPages]uint8
-	val  [maxPages]uint8 // page contents
+// vars is the state's data: plain values, encoded by codec (copied field
+// bytes, slices prefixed with their length). The parts sized by a
+// parameter are slices of that length, so a state's key is as short as
+// its configuration allows.
+type vars struct {
+	mem model.Mem
+	ptl []model.Mutex // one per page-table lock
+	// tlb holds the TLBs of CPUs 1..ncpu-1, pages entries each: CPU cpu's
+	// entry for va is tlb[(cpu-1)*pages+va] (see config.tlbAt). CPU0 runs
+	// kswapd and caches no user translation.
+	tlb  []uint8 // bits as in a PTE; 0 = no entry
+	page []uint8 // per page: pgMapped...
+	val  []uint8 // page contents
+	acc  []uint8 // accesses made by each user thread
 	r    reclaimer
 	s    syscaller
-	acc  [maxUsers]uint8 // accesses made by each user thread
 	// Observers, outside the memory layer.
 	returned uint8 // va bit set: its mprotect has returned
 	note     note
-	c        *config
 }
 
-func (s *state) Clone() model.State {
-	n := *s
-	n.mem = s.mem.Clone()
-	return &n
+var codec = model.MustCodec[vars]()
+
+// state is a machine's state: its data and the configuration that gives
+// the data its meaning (sizes, names), shared by every state of the
+// machine and not part of the encoding.
+type state struct {
+	vars
+	c *config
 }
 
-func (s *state) AppendKey(b []byte) []byte {
+func (s *state) AppendKey(b []byte) []byte { return codec.Append(b, &s.vars) }
+
+// Decode reuses the slices Init made, which have the lengths of every
+// encoding of this configuration; an encoding with other lengths is not
+// one of this machine's.
+func (s *state) Decode(b []byte) error {
+	if err := codec.Decode(b, &s.vars); err != nil {
+		return err
+	}
 	c := s.c
-	b = s.mem.AppendKey(b)
-	for i := 0; i < c.ptls; i++ {
-		b = append(b, byte(s.ptl[i].Holder()+1))
+	if len(s.ptl) != c.ptls || len(s.tlb) != (c.ncpu-1)*c.pages || len(s.page) != c.pages || len(s.val) != c.pages || len(s.acc) != c.users {
+		return fmt.Errorf("decode batchunmap state: the encoding is not of a machine with pages=%d ptls=%d users=%d", c.pages, c.ptls, c.users)
 	}
-	for cpu := 1; cpu < c.ncpu; cpu++ {
-		b = append(b, s.tlb[cpu][:c.pages]...)
-	}
-	b = append(b, s.page[:c.pages]...)
-	b = append(b, s.val[:c.pages]...)
-	r := s.r
-	b = append(b, r.pc, r.page, r.pteval, byte(r.word), byte(r.word>>8), bit(r.flushReq), bit(r.writable), r.mask, r.queued)
-	b = append(b, s.s.pc, s.s.op, byte(s.s.word), byte(s.s.word>>8), bit(s.s.needFlush))
-	b = append(b, s.acc[:c.users]...)
-	n := s.note
-	return append(b, s.returned, n.kind, n.va, n.ptl, byte(n.word), byte(n.word>>8), n.page)
+	return nil
 }
 
-func bit(v bool) byte {
-	if v {
-		return 1
-	}
-	return 0
-}
+// entry is CPU cpu's TLB entry for va (0: none).
+func (s *state) entry(cpu, va int) uint8 { return s.tlb[s.c.tlbAt(cpu, va)] }
+
+func (s *state) setEntry(cpu, va int, e uint8) { s.tlb[s.c.tlbAt(cpu, va)] = e }
 
 func (s *state) Vars() []model.Var {
 	c := s.c
@@ -173,7 +178,7 @@ func (s *state) Vars() []model.Var {
 	for cpu := 1; cpu < c.ncpu; cpu++ {
 		var parts []string
 		for va := 0; va < c.pages; va++ {
-			if e := s.tlb[cpu][va]; e != 0 {
+			if e := s.entry(cpu, va); e != 0 {
 				parts = append(parts, fmt.Sprintf("va%d:%s", va, describePTE(e)))
 			}
 		}
