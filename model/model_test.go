@@ -41,32 +41,59 @@ func TestMutexAndCond(t *testing.T) {
 	var mu model.Mutex
 	var cv model.Cond
 	x := model.NewExec(0)
-	x.Reset(1)
-	x.Lock(&mu, "m")
-	if !mu.HeldBy(1) || x.Violation() != nil {
-		t.Fatalf("lock: %v %v", mu, x.Violation())
+	x.SetThreadNames([]string{"T0", "T1", "T2", "T3"})
+	x.SetModes(true, false)
+	x.Reset(1, -1)
+	if !x.Lock(&mu, "m") || !mu.HeldBy(1) || x.Violation() != nil || x.Outcome() != model.Stepped {
+		t.Fatalf("lock: %v %v %s", mu, x.Violation(), x.Outcome())
 	}
+	// Another thread's lock blocks, before it changes anything, and says
+	// what it waits for.
+	x.Reset(0, -1)
+	if x.Lock(&mu, "m") || x.Outcome() != model.Blocked || !mu.HeldBy(1) || x.StepLabel() != "m (held by T1)" || x.Contract() != "" {
+		t.Fatalf("lock of a held mutex: %v %s %q %q", mu, x.Outcome(), x.StepLabel(), x.Contract())
+	}
+	// Its own lock again is the assertion "mutex".
+	x.Reset(1, -1)
+	if !x.Lock(&mu, "m") || x.Violation() == nil || x.Violation().Property != "mutex" {
+		t.Fatalf("recursive lock: %v", x.Violation())
+	}
+	x.Reset(1, -1)
 	x.Wait(&cv, "c", &mu, "m")
 	if !mu.Free() || !cv.Waiting(1) {
 		t.Fatalf("wait must release and join: %v %v", mu, cv)
 	}
-	x.Reset(2)
+	x.Reset(1, -1)
+	if x.Woken(&cv, "c") || x.Outcome() != model.Blocked || x.StepLabel() != "c (not woken yet)" {
+		t.Fatalf("a waiter that is not woken: %s %q", x.Outcome(), x.StepLabel())
+	}
+	x.Reset(2, -1)
 	x.Lock(&mu, "m")
 	x.Wait(&cv, "c", &mu, "m")
-	if got := cv.SignalAlts(); got != 2 {
-		t.Fatalf("two waiters give %d signal alternatives", got)
-	}
-	x.Reset(0)
-	if w := x.Signal(&cv, "c", 1); w != 2 || cv.Waiting(2) || !cv.Waiting(1) {
+	// A signal with two waiters draws which one it wakes: alternative 1
+	// is the second waiter in thread order.
+	x.Reset(0, 1)
+	if w := x.Signal(&cv, "c"); w != 2 || cv.Waiting(2) || !cv.Waiting(1) {
 		t.Fatalf("signal alt 1 woke %d; waiters %v", w, cv)
+	}
+	if set, took, named := x.Offered(); set != 0b11 || took != 1 || named {
+		t.Fatalf("two waiters: the signal offers %b and took %d (named %v), want 11 and 1", set, took, named)
 	}
 	if ws := x.Broadcast(&cv, "c"); len(ws) != 1 || ws[0] != 1 {
 		t.Fatalf("broadcast woke %v", ws)
 	}
-	if w := x.Signal(&cv, "c", 0); w != -1 {
+	x.Reset(1, -1)
+	if !x.Woken(&cv, "c") || x.Outcome() != model.Stepped {
+		t.Fatalf("a woken waiter: %s", x.Outcome())
+	}
+	x.Reset(0, -1)
+	if w := x.Signal(&cv, "c"); w != -1 {
 		t.Fatalf("signal with nobody waiting woke %d", w)
 	}
-	x.Reset(3)
+	if set, _, _ := x.Offered(); set != 0 {
+		t.Fatalf("a signal with nobody waiting draws %b", set)
+	}
+	x.Reset(3, -1)
 	x.Unlock(&mu, "m")
 	if v := x.Violation(); v == nil || v.Property != "mutex" {
 		t.Fatalf("unlocking a free mutex: %v", v)
@@ -76,7 +103,7 @@ func TestMutexAndCond(t *testing.T) {
 func TestMemoryLayerRecordsFootprints(t *testing.T) {
 	m := model.NewMem("a", "b")
 	x := model.NewExec(0)
-	x.Reset(0)
+	x.Reset(0, -1)
 	x.Store(m, 0, 1)
 	if prev := x.CAS(m, 0, 1, 3); prev != 1 || m.Peek(0) != 3 {
 		t.Fatalf("cas: prev %d, now %d", prev, m.Peek(0))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/model/modeltest"
 )
 
 // A litmus test: each thread runs a straight-line program over the words
@@ -19,79 +20,50 @@ type insn struct {
 	reg int
 }
 
-type litmus struct{ progs [][]insn }
-
 type litmusState struct {
-	mem  model.Mem
-	pc   [2]uint8
-	regs [4]uint64
+	Mem  model.Mem
+	PC   [2]uint8
+	Regs [4]uint64
 }
 
-func (s *litmusState) Clone() model.State {
-	c := *s
-	c.mem = s.mem.Clone()
-	return &c
+func litmus(progs [][]insn) model.Machine {
+	return model.MustNew(model.Def[litmusState]{
+		Threads: []string{"P0", "P1"},
+		Init:    func(s *litmusState) { s.Mem = model.NewMem("x", "y") },
+		Step: func(s *litmusState, t int, x *model.Exec) {
+			if int(s.PC[t]) == len(progs[t]) {
+				x.Done()
+				return
+			}
+			in := progs[t][s.PC[t]]
+			s.PC[t]++
+			switch in.op {
+			case 's':
+				x.Store(s.Mem, in.a, in.v)
+				x.Labelf("%s = %d", s.Mem.Name(in.a), in.v)
+			case 'x':
+				x.Xchg(s.Mem, in.a, in.v)
+				x.Labelf("xchg %s = %d", s.Mem.Name(in.a), in.v)
+			case 'l':
+				s.Regs[in.reg] = x.Load(s.Mem, in.a)
+				x.Labelf("r%d = %s (%d)", in.reg, s.Mem.Name(in.a), s.Regs[in.reg])
+			case 'f':
+				x.Fence(s.Mem)
+				x.Label("mfence")
+			}
+		},
+		Vars: func(s *litmusState) []model.Var {
+			vs := s.Mem.Vars()
+			for i, r := range s.Regs {
+				vs = append(vs, model.Var{Name: fmt.Sprintf("r%d", i), Value: fmt.Sprint(r)})
+			}
+			return vs
+		},
+	})
 }
 
-func (s *litmusState) AppendKey(b []byte) []byte {
-	b = s.mem.AppendKey(b)
-	b = append(b, s.pc[0], s.pc[1])
-	for _, r := range s.regs {
-		b = append(b, byte(r))
-	}
-	return b
-}
-
-func (s *litmusState) Vars() []model.Var {
-	vs := s.mem.Vars()
-	for i, r := range s.regs {
-		vs = append(vs, model.Var{Name: fmt.Sprintf("r%d", i), Value: fmt.Sprint(r)})
-	}
-	return vs
-}
-
-func (l litmus) Threads() []string             { return []string{"P0", "P1"} }
-func (l litmus) Init() model.State             { return &litmusState{mem: model.NewMem("x", "y")} }
-func (l litmus) Metrics() []string             { return nil }
-func (l litmus) Spec() *model.Spec             { return nil }
-func (l litmus) Invariants() []model.Invariant { return nil }
-
-func (l litmus) Status(s model.State, t int) model.Status {
-	return model.Status{Done: int(s.(*litmusState).pc[t]) == len(l.progs[t])}
-}
-
-func (l litmus) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	for t := range l.progs {
-		if !l.Status(s, t).Done {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-
-func (l litmus) Step(ms model.State, c model.Choice, x *model.Exec) model.State {
-	s := ms.Clone().(*litmusState)
-	in := l.progs[c.Thread][s.pc[c.Thread]]
-	s.pc[c.Thread]++
-	switch in.op {
-	case 's':
-		x.Store(s.mem, in.a, in.v)
-		x.Labelf("%s = %d", s.mem.Name(in.a), in.v)
-	case 'x':
-		x.Xchg(s.mem, in.a, in.v)
-		x.Labelf("xchg %s = %d", s.mem.Name(in.a), in.v)
-	case 'l':
-		s.regs[in.reg] = x.Load(s.mem, in.a)
-		x.Labelf("r%d = %s (%d)", in.reg, s.mem.Name(in.a), s.regs[in.reg])
-	case 'f':
-		x.Fence(s.mem)
-		x.Label("mfence")
-	}
-	return s
-}
-
-func tsoOf(l litmus) model.Machine {
-	return model.WithTSO(l, func(s model.State) *model.Mem { return &s.(*litmusState).mem })
+func tsoOf(m model.Machine) model.Machine {
+	return model.WithTSO(m, func(s model.State) *model.Mem { return &model.StateOf[litmusState](s).Mem })
 }
 
 const (
@@ -105,14 +77,13 @@ func ld(r int, a model.Addr) insn    { return insn{op: 'l', a: a, reg: r} }
 func fence() insn                    { return insn{op: 'f'} }
 
 // outcomes explores m exhaustively (a plain graph search over the Machine
-// interface) and returns the final register values "r0,r1" of every
-// terminal state, sorted, checking that every thread is done and memory
-// holds x=1 y=1 there.
+// interface, with modeltest.Successors running the steps) and returns the
+// final register values "r0,r1" of every terminal state, sorted, checking
+// that every thread is done and memory holds x=1 y=1 there.
 func outcomes(t *testing.T, m model.Machine) []string {
 	t.Helper()
 	seen := map[string]bool{}
 	final := map[string]bool{}
-	x := model.NewExec(0)
 	stack := []model.State{m.Init()}
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
@@ -122,27 +93,25 @@ func outcomes(t *testing.T, m model.Machine) []string {
 			continue
 		}
 		seen[k] = true
-		en := m.Enabled(s, nil)
-		if len(en) == 0 {
+		succs, done, _ := modeltest.Successors(m, s)
+		if len(succs) == 0 {
 			for th := range m.Threads() {
-				if !m.Status(s, th).Done {
+				if !done[th] {
 					t.Fatalf("terminal state with %s not done:\n%s", m.Threads()[th], model.Describe(s))
 				}
 			}
-			ls := s.(*litmusState)
-			if ls.mem.Peek(X) != 1 || ls.mem.Peek(Y) != 1 {
-				t.Fatalf("terminal memory x=%d y=%d", ls.mem.Peek(X), ls.mem.Peek(Y))
+			ls := model.StateOf[litmusState](s)
+			if ls.Mem.Peek(X) != 1 || ls.Mem.Peek(Y) != 1 {
+				t.Fatalf("terminal memory x=%d y=%d", ls.Mem.Peek(X), ls.Mem.Peek(Y))
 			}
-			final[fmt.Sprintf("%d,%d", ls.regs[0], ls.regs[1])] = true
+			final[fmt.Sprintf("%d,%d", ls.Regs[0], ls.Regs[1])] = true
 			continue
 		}
-		for _, c := range en {
-			x.Reset(c.Thread)
-			n := m.Step(s, c, x)
-			if v := x.Violation(); v != nil {
-				t.Fatalf("step %v: %v", c, v)
+		for _, n := range succs {
+			if n.Violation != nil || n.Breach != "" {
+				t.Fatalf("step %v: %v %s", n.Choice, n.Violation, n.Breach)
 			}
-			stack = append(stack, n)
+			stack = append(stack, n.State)
 		}
 	}
 	var out []string
@@ -154,13 +123,13 @@ func outcomes(t *testing.T, m model.Machine) []string {
 }
 
 func TestLitmusOutcomeSets(t *testing.T) {
-	sb := litmus{progs: [][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), ld(1, X)}}}
-	sbFence := litmus{progs: [][]insn{{st(X, 1), fence(), ld(0, Y)}, {st(Y, 1), fence(), ld(1, X)}}}
-	sbXchg := litmus{progs: [][]insn{{xc(X, 1), ld(0, Y)}, {xc(Y, 1), ld(1, X)}}}
+	sb := litmus([][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), ld(1, X)}})
+	sbFence := litmus([][]insn{{st(X, 1), fence(), ld(0, Y)}, {st(Y, 1), fence(), ld(1, X)}})
+	sbXchg := litmus([][]insn{{xc(X, 1), ld(0, Y)}, {xc(Y, 1), ld(1, X)}})
 	// One fence only: P1's store can still pass... nothing of P1's own,
 	// but P0's load of y may pass P0's buffered x.
-	sbOneFence := litmus{progs: [][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), fence(), ld(1, X)}}}
-	mp := litmus{progs: [][]insn{{st(X, 1), st(Y, 1)}, {ld(0, Y), ld(1, X)}}}
+	sbOneFence := litmus([][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), fence(), ld(1, X)}})
+	mp := litmus([][]insn{{st(X, 1), st(Y, 1)}, {ld(0, Y), ld(1, X)}})
 	scSB := []string{"0,1", "1,0", "1,1"}
 	tsoSB := []string{"0,0", "0,1", "1,0", "1,1"}
 	mpAll := []string{"0,0", "0,1", "1,1"} // r0 = y, r1 = x: never y=1 x=0
@@ -189,7 +158,7 @@ func TestTSOMemoryOps(t *testing.T) {
 	sc := m.Clone()
 	m.EnableTSO("P0", "P1")
 	x := model.NewExec(0)
-	x.Reset(0)
+	x.Reset(0, -1)
 	x.Store(m, 0, 5)
 	x.Store(m, 1, 6)
 	x.Store(m, 0, 7)
@@ -203,7 +172,7 @@ func TestTSOMemoryOps(t *testing.T) {
 		t.Fatalf("vars:\n%s", got)
 	}
 	c := m.Clone()
-	x.Reset(1)
+	x.Reset(1, -1)
 	x.Store(c, 1, 9)
 	if m.Buffered(1) != 0 {
 		t.Fatal("Clone shares buffers")
@@ -212,11 +181,11 @@ func TestTSOMemoryOps(t *testing.T) {
 	if string(m.AppendKey(nil)) == string(c.AppendKey(nil)) || string(m.AppendKey(nil)) == string(sc.AppendKey(nil)) {
 		t.Fatal("keys do not include the buffers")
 	}
-	x.Reset(0)
+	x.Reset(0, -1)
 	if a, v, ok := x.CommitOldest(m, 0); !ok || a != 0 || v != 5 || m.Peek(0) != 5 || m.Buffered(0) != 2 {
 		t.Fatalf("commit: %d %d %v, memory %d", a, v, ok, m.Peek(0))
 	}
-	x.Reset(0)
+	x.Reset(0, -1)
 	if prev := x.FetchAdd(m, 1, 1); prev != 6 || m.Peek(1) != 7 || m.Peek(0) != 7 || m.Buffered(0) != 0 {
 		t.Fatalf("locked RMW did not drain first: prev %d, memory a=%d b=%d", prev, m.Peek(0), m.Peek(1))
 	}
@@ -227,43 +196,59 @@ func TestTSOMemoryOps(t *testing.T) {
 	if got := strings.Join(ops, ","); got != "commit b,commit a,fetch-add b" {
 		t.Fatalf("footprint %s", got)
 	}
-	// Under SC nothing of the buffers shows.
-	if got := model.Describe(&memState{sc}); got != "a=0\nb=0\n" || string(sc.AppendKey(nil)) != "0,0," {
+	// Under SC nothing of the buffers shows: the encoding is the words'.
+	if got := model.Describe(&memState{sc}); got != "a=0\nb=0\n" || string(sc.AppendKey(nil)) != "\x00\x00" {
 		t.Fatalf("SC memory shows buffers: %q %q", got, sc.AppendKey(nil))
 	}
 }
 
 type memState struct{ m model.Mem }
 
-func (s *memState) Clone() model.State        { return &memState{s.m.Clone()} }
 func (s *memState) AppendKey(b []byte) []byte { return s.m.AppendKey(b) }
 func (s *memState) Vars() []model.Var         { return s.m.Vars() }
+func (s *memState) Decode(b []byte) error {
+	rest, err := s.m.DecodeFrom(b)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%d bytes left over", len(rest))
+	}
+	return err
+}
 
 // The store-buffer thread: its choices, labels and status.
 func TestWithTSOStoreBufferThread(t *testing.T) {
-	m := tsoOf(litmus{progs: [][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), ld(1, X)}}})
+	m := tsoOf(litmus([][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), ld(1, X)}}))
 	if got := m.Threads(); !reflect.DeepEqual(got, []string{"P0", "P1", model.StoreBufferThread}) {
 		t.Fatalf("threads %v", got)
 	}
 	x := model.NewExec(0)
+	x.SetModes(true, false)
 	s := m.Init()
-	if !m.Status(s, 2).Done {
+	if _, done, _ := modeltest.Successors(m, s); !done[2] {
 		t.Fatal("empty buffers: the store-buffer thread is not done")
 	}
-	for _, c := range []model.Choice{{Thread: 0}, {Thread: 1}} {
-		x.Reset(c.Thread)
-		s = m.Step(s, c, x)
+	for _, th := range []int{0, 1} {
+		x.Reset(th, -1)
+		m.Step(s, th, x)
 	}
-	if got := m.Enabled(s, nil); !reflect.DeepEqual(got, []model.Choice{{Thread: 0}, {Thread: 1}, {Thread: 2, Alt: 0}, {Thread: 2, Alt: 1}}) {
+	succs, done, blocked := modeltest.Successors(m, s)
+	var got []model.Choice
+	for _, n := range succs {
+		got = append(got, n.Choice)
+	}
+	if !reflect.DeepEqual(got, []model.Choice{{Thread: 0}, {Thread: 1}, {Thread: 2, Alt: 0}, {Thread: 2, Alt: 1}}) {
 		t.Fatalf("enabled %v", got)
 	}
-	if m.Status(s, 2).Done {
-		t.Fatal("non-empty buffers: the store-buffer thread is done")
+	if done[2] || blocked[2] {
+		t.Fatal("non-empty buffers: the store-buffer thread is done or blocked")
 	}
-	x.Reset(2)
-	n := m.Step(s, model.Choice{Thread: 2, Alt: 1}, x)
-	if x.StepLabel() != "store buffer: P1 commits y = 1" || n.(*litmusState).mem.Peek(Y) != 1 || s.(*litmusState).mem.Peek(Y) != 0 {
+	n := model.Clone(m, s)
+	x.Reset(2, 1)
+	m.Step(n, 2, x)
+	if x.StepLabel() != "store buffer: P1 commits y = 1" || model.StateOf[litmusState](n).Mem.Peek(Y) != 1 || model.StateOf[litmusState](s).Mem.Peek(Y) != 0 {
 		t.Fatalf("commit step: %q", x.StepLabel())
+	}
+	if set, took, named := x.Offered(); set != 0b11 || took != 1 || !named {
+		t.Fatalf("the commit step draws %b, took %d, named %v: want both buffers, 1, named (weak fairness per buffer)", set, took, named)
 	}
 	if got := fmt.Sprint(model.Changed(s, n)); got != "[{y 1} {sb[P1] {}}]" {
 		t.Fatalf("changed %s", got)

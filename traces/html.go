@@ -13,6 +13,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -161,7 +162,7 @@ func buildPage(r *Replayed) (*htmlPage, error) {
 		p.Where = "the run stops here with threads still able to step"
 	}
 
-	metrics := m.Metrics()
+	metrics := m.Properties().Metrics
 	counts := func(deltas []int64) []string {
 		var out []string
 		for i, d := range deltas {
@@ -203,8 +204,8 @@ func buildPage(r *Replayed) (*htmlPage, error) {
 				row.Changes = append(row.Changes, x)
 			}
 		}
-		for th, name := range names {
-			st.Threads = append(st.Threads, htmlKV{Name: name, Value: describeStatus(m.Status(ex.States[i], th))})
+		for th, status := range explorer.Statuses(m, ex.States[i]) {
+			st.Threads = append(st.Threads, htmlKV{Name: names[th], Value: describeStatus(status)})
 		}
 		if violating {
 			st.Violation = v.Error()
@@ -247,14 +248,19 @@ func stateVars(before, after model.State) []htmlVar {
 	return out
 }
 
-func describeStatus(s model.Status) string {
+// describeStatus says what a thread can do in a state, as its step says
+// when run there: a thread that can step is running, whatever it might
+// wait for later.
+func describeStatus(s explorer.Status) string {
 	switch {
+	case s.Enabled:
+		return "running"
 	case s.Done:
 		return "done"
 	case s.WaitsFor != "":
 		return "waits for " + s.WaitsFor
 	}
-	return "running"
+	return "waits for nothing it can name"
 }
 
 func sortedParams(ps model.Params) []htmlKV {
@@ -273,17 +279,20 @@ func sortedParams(ps model.Params) []htmlKV {
 // the note says why.
 func linearizabilityView(r *Replayed) *htmlLin {
 	m, ex := r.Machine, r.Execution
-	spec := m.Spec()
+	props := m.Properties()
+	spec := props.Spec
 	if spec == nil {
 		return &htmlLin{Note: "The model has no sequential specification, so there is no history to show."}
 	}
-	// Step is pure, so re-stepping each recorded state with its choice
-	// gives the same events as the original run did.
-	x := model.NewExec(len(m.Metrics()))
+	// Step is pure, so re-stepping (a copy of) each recorded state with
+	// its choice gives the same events as the original run did.
+	x := model.NewExec(len(props.Metrics))
+	x.SetThreadNames(m.Threads())
+	x.SetModes(false, true)
 	var hist model.History
 	for i, s := range ex.Steps {
-		x.Reset(s.Choice.Thread)
-		m.Step(ex.States[i], s.Choice, x)
+		x.Reset(s.Choice.Thread, s.Choice.Alt)
+		m.Step(model.Clone(m, ex.States[i]), s.Choice.Thread, x)
 		if err := hist.Record(int64(i), x.Events()); err != nil {
 			return &htmlLin{Note: fmt.Sprintf("The history is malformed at step %d (%v); porcupine cannot show it.", i+1, err)}
 		}

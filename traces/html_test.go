@@ -27,34 +27,18 @@ var registerProtocol = &model.Protocol{
 		{Name: "cached", Expect: model.Linearizability},
 	},
 	New: func(variant string, _ model.Params) (model.Machine, error) {
-		return &register{cached: variant == "cached"}, nil
+		return newRegister(variant == "cached"), nil
 	},
 }
 
-type register struct{ cached bool }
-
+// registerState is the state of the register model.
 type registerState struct {
-	mem  model.Mem
-	pc   [2]int
-	read uint64 // the value the reader will return
+	Mem  model.Mem
+	PC   [2]int
+	Read uint64 // the value the reader will return
 }
 
 const regX model.Addr = 0
-
-func (s *registerState) Clone() model.State {
-	c := *s
-	c.mem = s.mem.Clone()
-	return &c
-}
-func (s *registerState) AppendKey(b []byte) []byte {
-	return fmt.Appendf(s.mem.AppendKey(b), "%d,%d,%d", s.pc[0], s.pc[1], s.read)
-}
-func (s *registerState) Vars() []model.Var {
-	return append(s.mem.Vars(),
-		model.Var{Name: "writer.pc", Value: fmt.Sprint(s.pc[0])},
-		model.Var{Name: "reader.pc", Value: fmt.Sprint(s.pc[1])},
-		model.Var{Name: "reader.val", Value: fmt.Sprint(s.read)})
-}
 
 // regInput is an operation on the register: a write of Value, or a read.
 type regInput struct {
@@ -85,49 +69,45 @@ var registerSpec = &model.Spec{
 	},
 }
 
-func (r *register) Threads() []string { return []string{"writer", "reader"} }
-func (r *register) Init() model.State {
-	return &registerState{mem: model.NewMem("x")}
+func newRegister(cached bool) model.Machine {
+	return model.MustNew(model.Def[registerState]{
+		Threads: []string{"writer", "reader"},
+		Init:    func(s *registerState) { s.Mem = model.NewMem("x") },
+		Step: func(s *registerState, t int, x *model.Exec) {
+			switch {
+			case s.PC[t] >= 2:
+				x.Done()
+				return
+			case t == 0 && s.PC[0] == 0:
+				x.Call(0, regInput{Write: true, Value: 1})
+				x.Store(s.Mem, regX, 1)
+				x.Count(0, 1)
+				x.Label("reg_write: store x=1")
+			case t == 0:
+				x.Return(0, nil)
+				x.Label("reg_write: return")
+			case s.PC[1] == 0:
+				x.Call(1, regInput{})
+				if !cached {
+					s.Read = x.Load(s.Mem, regX)
+				}
+				x.Labelf("reg_read: load x=%d", s.Read)
+			default:
+				x.Return(1, s.Read)
+				x.Labelf("reg_read: return %d", s.Read)
+			}
+			s.PC[t]++
+		},
+		Metrics: []string{"stores"},
+		Spec:    registerSpec,
+		Vars: func(s *registerState) []model.Var {
+			return append(s.Mem.Vars(),
+				model.Var{Name: "writer.pc", Value: fmt.Sprint(s.PC[0])},
+				model.Var{Name: "reader.pc", Value: fmt.Sprint(s.PC[1])},
+				model.Var{Name: "reader.val", Value: fmt.Sprint(s.Read)})
+		},
+	})
 }
-func (r *register) Enabled(st model.State, buf []model.Choice) []model.Choice {
-	s := st.(*registerState)
-	for t := range 2 {
-		if s.pc[t] < 2 {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-func (r *register) Step(st model.State, c model.Choice, x *model.Exec) model.State {
-	s := st.Clone().(*registerState)
-	switch t := c.Thread; {
-	case t == 0 && s.pc[0] == 0:
-		x.Call(0, regInput{Write: true, Value: 1})
-		x.Store(s.mem, regX, 1)
-		x.Count(0, 1)
-		x.Label("reg_write: store x=1")
-	case t == 0:
-		x.Return(0, nil)
-		x.Label("reg_write: return")
-	case s.pc[1] == 0:
-		x.Call(1, regInput{})
-		if !r.cached {
-			s.read = x.Load(s.mem, regX)
-		}
-		x.Labelf("reg_read: load x=%d", s.read)
-	default:
-		x.Return(1, s.read)
-		x.Labelf("reg_read: return %d", s.read)
-	}
-	s.pc[c.Thread]++
-	return s
-}
-func (r *register) Status(st model.State, t int) model.Status {
-	return model.Status{Done: st.(*registerState).pc[t] >= 2}
-}
-func (r *register) Invariants() []model.Invariant { return nil }
-func (r *register) Metrics() []string             { return []string{"stores"} }
-func (r *register) Spec() *model.Spec             { return registerSpec }
 
 // htmlOf replays tr on p and renders the page.
 func htmlOf(t *testing.T, p *model.Protocol, tr *Trace) []byte {

@@ -1,10 +1,12 @@
 package traces
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -93,9 +95,9 @@ func (mz *minimizer) run(m model.Machine, sched []model.Choice) ([]model.Choice,
 		return nil, false
 	}
 	mz.budget--
-	invs := m.Invariants()
+	props := m.Properties()
 	check := func(s model.State) *model.Violation {
-		for _, inv := range invs {
+		for _, inv := range props.Invariants {
 			if msg := inv.Check(s); msg != "" {
 				return &model.Violation{Property: inv.Name, Message: msg}
 			}
@@ -106,22 +108,18 @@ func (mz *minimizer) run(m model.Machine, sched []model.Choice) ([]model.Choice,
 	if v := check(s); v != nil {
 		return []model.Choice{}, v.Property == mz.property
 	}
-	x := model.NewExec(len(m.Metrics()))
+	st := newLenientStepper(m)
 	var hist model.History
-	var en []model.Choice
 	out := make([]model.Choice, 0, len(sched))
 	for _, c := range sched {
-		en = m.Enabled(s, en[:0])
-		if !enabled(en, c) {
+		next, v, ok := st.step(s, c)
+		if !ok {
 			continue
 		}
-		x.Reset(c.Thread)
-		next := m.Step(s, c, x)
-		v := x.Violation()
 		if v == nil {
 			v = check(next)
 		}
-		if err := hist.Record(int64(len(out)), x.Events()); err != nil && v == nil {
+		if err := hist.Record(int64(len(out)), st.x.Events()); err != nil && v == nil {
 			v = &model.Violation{Property: model.Linearizability}
 		}
 		out = append(out, c)
@@ -130,22 +128,72 @@ func (mz *minimizer) run(m model.Machine, sched []model.Choice) ([]model.Choice,
 			return out, v.Property == mz.property
 		}
 	}
-	if len(m.Enabled(s, en[:0])) == 0 {
-		for t := range m.Threads() {
-			if !m.Status(s, t).Done {
+	if len(explorer.Enabled(m, s)) == 0 {
+		for _, status := range explorer.Statuses(m, s) {
+			if !status.Done {
 				return out, mz.property == model.Deadlock
 			}
 		}
 	}
-	if v := model.CheckHistory(m.Spec(), hist.Operations()); v != nil {
+	if v := model.CheckHistory(props.Spec, hist.Operations()); v != nil {
 		return out, v.Property == mz.property
 	}
 	return out, false
 }
 
-func enabled(en []model.Choice, c model.Choice) bool {
-	for _, e := range en {
-		if e == c {
+// lenientStepper runs single steps of a machine for Minimize's lenient
+// runs, judging them as explorer.Execute does: a choice is taken when the
+// step happens with that alternative (or breaks the step contract, which
+// is then its violation), and a step that changes and touches nothing
+// breaks the contract too.
+type lenientStepper struct {
+	m model.Machine
+	x *model.Exec
+}
+
+func newLenientStepper(m model.Machine) *lenientStepper {
+	x := model.NewExec(len(m.Properties().Metrics))
+	x.SetThreadNames(m.Threads())
+	// Events are wanted (the history), labels are not: what a step does
+	// must not depend on them.
+	x.SetModes(false, true)
+	return &lenientStepper{m: m, x: x}
+}
+
+// step runs choice c on a copy of s. ok is false when c is not enabled in
+// s; otherwise next is the successor and v the step's own violation (an
+// assertion or a breach of the step contract), with the step's events in
+// st.x.
+func (st *lenientStepper) step(s model.State, c model.Choice) (next model.State, v *model.Violation, ok bool) {
+	if c.Thread < 0 || c.Thread >= len(st.m.Threads()) || c.Alt < 0 {
+		return nil, nil, false
+	}
+	next = model.Clone(st.m, s)
+	x := st.x
+	x.Reset(c.Thread, c.Alt)
+	st.m.Step(next, c.Thread, x)
+	set, took, _ := x.Offered()
+	if took != c.Alt || set == 0 && c.Alt != 0 {
+		return nil, nil, false
+	}
+	if breach := x.Contract(); breach != "" {
+		return next, &model.Violation{Property: model.ModelError, Message: breach}, true
+	}
+	if x.Outcome() != model.Stepped {
+		return nil, nil, false
+	}
+	if v := x.Violation(); v != nil {
+		return next, v, true
+	}
+	if len(x.Footprint()) == 0 && len(x.Events()) == 0 && !counted(x.Counts()) && bytes.Equal(s.AppendKey(nil), next.AppendKey(nil)) {
+		return next, &model.Violation{Property: model.ModelError, Message: "a no-op step"}, true
+	}
+	return next, nil, true
+}
+
+func counted(cs []int64) bool {
+	for _, c := range cs {
+		if c != 0 {
 			return true
 		}
 	}

@@ -24,109 +24,71 @@ var counterProtocol = &model.Protocol{
 		{Name: "incs", Default: 2, Min: 1, Max: 3, Description: "increments per thread"},
 	},
 	New: func(variant string, p model.Params) (model.Machine, error) {
-		return &counter{racy: variant == "racy", threads: p["threads"], incs: p["incs"]}, nil
+		return newCounter(variant == "racy", p["threads"], p["incs"]), nil
 	},
 }
 
-type counter struct {
-	racy    bool
-	threads int
-	incs    int
-}
-
+// counterState is the state of the counter model.
 type counterState struct {
-	mem  model.Mem
-	pc   []uint8  // steps taken by each thread
-	reg  []uint64 // the value each thread loaded (racy)
-	done uint64   // observer: increments completed
+	Mem  model.Mem
+	PC   []uint8  // steps taken by each thread
+	Reg  []uint64 // the value each thread loaded (racy)
+	Done uint64   // observer: increments completed
 }
 
 const count model.Addr = 0
 
-func (s *counterState) Clone() model.State {
-	return &counterState{mem: s.mem.Clone(), pc: append([]uint8(nil), s.pc...), reg: append([]uint64(nil), s.reg...), done: s.done}
-}
-
-func (s *counterState) AppendKey(b []byte) []byte {
-	b = s.mem.AppendKey(b)
-	for i := range s.pc {
-		b = fmt.Appendf(b, "%d:%d,", s.pc[i], s.reg[i])
+func newCounter(racy bool, threads, incs int) model.Machine {
+	steps := uint8(incs)
+	if racy {
+		steps = uint8(2 * incs)
 	}
-	return fmt.Appendf(b, "%d", s.done)
-}
-
-func (s *counterState) Vars() []model.Var {
-	vs := append(s.mem.Vars(), model.Var{Name: "done", Value: fmt.Sprint(s.done)})
-	for i := range s.pc {
-		vs = append(vs, model.Var{Name: fmt.Sprintf("pc[%d]", i), Value: fmt.Sprint(s.pc[i])})
-		vs = append(vs, model.Var{Name: fmt.Sprintf("reg[%d]", i), Value: fmt.Sprint(s.reg[i])})
-	}
-	return vs
-}
-
-func (c *counter) steps() uint8 {
-	if c.racy {
-		return uint8(2 * c.incs)
-	}
-	return uint8(c.incs)
-}
-
-func (c *counter) Threads() []string {
-	names := make([]string, c.threads)
+	names := make([]string, threads)
 	for i := range names {
 		names[i] = fmt.Sprintf("cpu%d", i)
 	}
-	return names
+	return model.MustNew(model.Def[counterState]{
+		Threads: names,
+		Init: func(s *counterState) {
+			s.Mem = model.NewMem("count")
+			s.PC = make([]uint8, threads)
+			s.Reg = make([]uint64, threads)
+		},
+		Step: func(s *counterState, t int, x *model.Exec) {
+			switch {
+			case s.PC[t] >= steps:
+				x.Done()
+				return
+			case !racy:
+				prev := x.FetchAdd(s.Mem, count, 1)
+				x.Labelf("counter_inc: fetch-add -> %d", prev+1)
+				x.Count(0, 1)
+				s.Done++
+			case s.PC[t]%2 == 0:
+				s.Reg[t] = x.Load(s.Mem, count)
+				x.Labelf("counter_inc: load %d", s.Reg[t])
+			default:
+				x.Store(s.Mem, count, s.Reg[t]+1)
+				x.Labelf("counter_inc: store %d", s.Reg[t]+1)
+				x.Count(0, 1)
+				s.Done++
+			}
+			s.PC[t]++
+		},
+		Invariants: []model.InvariantOf[counterState]{{Name: "no-lost-update", Check: func(s *counterState) string {
+			if v := s.Mem.Peek(count); v != s.Done {
+				return fmt.Sprintf("%d increments done but count=%d", s.Done, v)
+			}
+			return ""
+		}}},
+		Metrics: []string{"stores"},
+		Vars: func(s *counterState) []model.Var {
+			vs := append(s.Mem.Vars(), model.Var{Name: "done", Value: fmt.Sprint(s.Done)})
+			for i := range s.PC {
+				vs = append(vs, model.Var{Name: fmt.Sprintf("pc[%d]", i), Value: fmt.Sprint(s.PC[i])})
+				vs = append(vs, model.Var{Name: fmt.Sprintf("reg[%d]", i), Value: fmt.Sprint(s.Reg[i])})
+			}
+			return vs
+		},
+	})
 }
-
-func (c *counter) Init() model.State {
-	return &counterState{mem: model.NewMem("count"), pc: make([]uint8, c.threads), reg: make([]uint64, c.threads)}
-}
-
-func (c *counter) Enabled(s model.State, buf []model.Choice) []model.Choice {
-	for t, pc := range s.(*counterState).pc {
-		if pc < c.steps() {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-
-func (c *counter) Step(s model.State, ch model.Choice, x *model.Exec) model.State {
-	n := s.Clone().(*counterState)
-	t := ch.Thread
-	switch {
-	case !c.racy:
-		prev := x.FetchAdd(n.mem, count, 1)
-		x.Labelf("counter_inc: fetch-add -> %d", prev+1)
-		x.Count(0, 1)
-		n.done++
-	case n.pc[t]%2 == 0:
-		n.reg[t] = x.Load(n.mem, count)
-		x.Labelf("counter_inc: load %d", n.reg[t])
-	default:
-		x.Store(n.mem, count, n.reg[t]+1)
-		x.Labelf("counter_inc: store %d", n.reg[t]+1)
-		x.Count(0, 1)
-		n.done++
-	}
-	n.pc[t]++
-	return n
-}
-
-func (c *counter) Status(s model.State, t int) model.Status {
-	return model.Status{Done: s.(*counterState).pc[t] >= c.steps()}
-}
-
-func (c *counter) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: "no-lost-update", Check: func(s model.State) string {
-		cs := s.(*counterState)
-		if v := cs.mem.Peek(count); v != cs.done {
-			return fmt.Sprintf("%d increments done but count=%d", cs.done, v)
-		}
-		return ""
-	}}}
-}
-
-func (c *counter) Metrics() []string { return []string{"stores"} }
-func (c *counter) Spec() *model.Spec { return nil }

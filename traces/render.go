@@ -96,7 +96,7 @@ func header(line func(string), t *Trace, names []string, steps int, note string,
 // footer writes the last lines of a text view: the metric totals and the
 // violation, or "no violation".
 func footer(line func(string), m model.Machine, ex *explorer.Execution) {
-	if metrics := m.Metrics(); len(metrics) > 0 && len(ex.Totals) == len(metrics) {
+	if metrics := m.Properties().Metrics; len(metrics) > 0 && len(ex.Totals) == len(metrics) {
 		parts := make([]string, len(metrics))
 		for i, name := range metrics {
 			parts[i] = fmt.Sprintf("%s=%d", name, ex.Totals[i])

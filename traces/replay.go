@@ -135,7 +135,8 @@ func divergence(m model.Machine, err error) error {
 }
 
 // threadName is names[t], or a description of t when the machine has no
-// such thread, so that a model with a bad Enabled cannot make us panic.
+// such thread, so that a schedule naming a thread the machine does not
+// have cannot make us panic.
 func threadName(names []string, t int) string {
 	if t >= 0 && t < len(names) {
 		return names[t]

@@ -69,7 +69,7 @@ func (t *Target) controlled(im *rt.Impl, s rt.Strategy, maxSteps int) (*rt.Run, 
 			run.Violation = check()
 		}
 		if run.Violation == nil {
-			run.Violation = env.CheckHistory(t.Machine.Spec())
+			run.Violation = env.CheckHistory(t.Machine.Properties().Spec)
 		}
 	}
 	return run, nil
@@ -102,7 +102,7 @@ func (t *Target) Real(seed int64) (*model.Violation, int, error) {
 			return v, len(ops), nil
 		}
 	}
-	return model.CheckHistory(t.Machine.Spec(), ops), len(ops), nil
+	return model.CheckHistory(t.Machine.Properties().Spec, ops), len(ops), nil
 }
 
 // ReplayModel drives the implementation through a model schedule, checking
