@@ -26,13 +26,7 @@ func (m *machine) Properties() model.Properties { return m.props }
 
 func (m *machine) Init() model.State {
 	c := m.c
-	s := &state{c: c}
-	s.mem = model.NewMem(c.memNames...)
-	s.ptl = make([]model.Mutex, c.ptls)
-	s.tlb = make([]uint8, (c.ncpu-1)*c.pages)
-	s.page = make([]uint8, c.pages)
-	s.val = make([]uint8, c.pages)
-	s.acc = make([]uint8, c.users)
+	s := newState(c)
 	// Every page starts mapped writable and clean; a user write dirties it.
 	for va := 0; va < c.pages; va++ {
 		s.mem.Init(c.pteAddr(va), bPresent|bWrite)

@@ -69,22 +69,28 @@ const (
 	sDone
 )
 
+// The fixed-size parts of the state put their 16-bit fields first, so
+// that they have no padding inside and the codec copies them together.
+
 type reclaimer struct {
-	pc       uint8
-	page     uint8  // the page being reclaimed
-	pteval   uint8  // what ptep_get_and_clear returned
 	word     uint16 // tlb_flush_batched as last read
-	flushReq bool   // tlb_ubc.flush_required
-	writable bool   // tlb_ubc.writable
-	mask     uint8  // tlb_ubc.arch.cpumask
-	queued   uint8  // pages in the free batch (bit per page)
+	pc       uint8
+	page     uint8 // the page being reclaimed
+	pteval   uint8 // what ptep_get_and_clear returned
+	flushReq bool  // tlb_ubc.flush_required
+	writable bool  // tlb_ubc.writable
+	mask     uint8 // tlb_ubc.arch.cpumask
+	queued   uint8 // pages in the free batch (bit per page)
 }
 
 type syscaller struct {
-	pc        uint8
-	op        uint8  // index of the current mprotect call
 	word      uint16 // tlb_flush_batched as read by the drain
+	pc        uint8
+	op        uint8 // index of the current mprotect call
 	needFlush bool
+	// returned observes the calls (va bit set: its mprotect has
+	// returned); it is outside the memory layer.
+	returned uint8
 }
 
 // Note kinds: the first place an execution lost a pending flush, kept so
@@ -100,20 +106,35 @@ const (
 )
 
 type note struct {
-	kind uint8
-	va   uint8  // the va whose flush was lost
-	ptl  uint8  // the lock the other thread held
 	word uint16 // the tlb_flush_batched value involved
-	page uint8  // nested reset: the page whose pageout reset it
+	kind uint8
+	va   uint8 // the va whose flush was lost
+	ptl  uint8 // the lock the other thread held
+	page uint8 // nested reset: the page whose pageout reset it
 }
 
 // vars is the state's data: plain values, encoded by codec (copied field
 // bytes, slices prefixed with their length). The parts sized by a
-// parameter are slices of that length, so a state's key is as short as
-// its configuration allows.
+// parameter are slices of that length, so that a state's key is as short
+// as its configuration allows, and the per-page and per-CPU bytes share
+// one slice (cells), so that encoding and decoding copy few pieces: a
+// state is decoded before every step the explorer runs.
 type vars struct {
-	mem model.Mem
-	ptl []model.Mutex // one per page-table lock
+	mem   model.Mem
+	ptl   []model.Mutex // one per page-table lock
+	cells []uint8       // state.tlb, page, val and acc, in this order
+	note  note          // outside the memory layer, like s.returned
+	s     syscaller
+	r     reclaimer
+}
+
+var codec = model.MustCodec[vars]()
+
+// state is a machine's state: its data, views into its cells, and the
+// configuration that gives the data its meaning (sizes, names), shared by
+// every state of the machine and not part of the encoding.
+type state struct {
+	vars
 	// tlb holds the TLBs of CPUs 1..ncpu-1, pages entries each: CPU cpu's
 	// entry for va is tlb[(cpu-1)*pages+va] (see config.tlbAt). CPU0 runs
 	// kswapd and caches no user translation.
@@ -121,34 +142,38 @@ type vars struct {
 	page []uint8 // per page: pgMapped...
 	val  []uint8 // page contents
 	acc  []uint8 // accesses made by each user thread
-	r    reclaimer
-	s    syscaller
-	// Observers, outside the memory layer.
-	returned uint8 // va bit set: its mprotect has returned
-	note     note
+	c    *config
 }
 
-var codec = model.MustCodec[vars]()
-
-// state is a machine's state: its data and the configuration that gives
-// the data its meaning (sizes, names), shared by every state of the
-// machine and not part of the encoding.
-type state struct {
-	vars
-	c *config
+// newState returns a state of c with every variable zero.
+func newState(c *config) *state {
+	s := &state{c: c}
+	s.mem = model.NewMem(c.memNames...)
+	s.ptl = make([]model.Mutex, c.ptls)
+	s.cells = make([]uint8, c.cells())
+	tlb := (c.ncpu - 1) * c.pages
+	s.tlb = s.cells[:tlb:tlb]
+	s.page = s.cells[tlb : tlb+c.pages : tlb+c.pages]
+	s.val = s.cells[tlb+c.pages : tlb+2*c.pages : tlb+2*c.pages]
+	s.acc = s.cells[tlb+2*c.pages:]
+	return s
 }
+
+// cells is the length of state.cells.
+func (c *config) cells() int { return (c.ncpu-1)*c.pages + 2*c.pages + c.users }
 
 func (s *state) AppendKey(b []byte) []byte { return codec.Append(b, &s.vars) }
 
-// Decode reuses the slices Init made, which have the lengths of every
-// encoding of this configuration; an encoding with other lengths is not
-// one of this machine's.
+// Decode copies into the slices newState made, so the views keep pointing
+// into cells: every encoding of this configuration has their lengths (a
+// longer one would be decoded into a new array), and an encoding with
+// other lengths is not one of this machine's.
 func (s *state) Decode(b []byte) error {
 	if err := codec.Decode(b, &s.vars); err != nil {
 		return err
 	}
 	c := s.c
-	if len(s.ptl) != c.ptls || len(s.tlb) != (c.ncpu-1)*c.pages || len(s.page) != c.pages || len(s.val) != c.pages || len(s.acc) != c.users {
+	if len(s.ptl) != c.ptls || len(s.cells) != c.cells() {
 		return fmt.Errorf("decode batchunmap state: the encoding is not of a machine with pages=%d ptls=%d users=%d", c.pages, c.ptls, c.users)
 	}
 	return nil
@@ -197,7 +222,7 @@ func (s *state) Vars() []model.Var {
 	for u := 0; u < c.users; u++ {
 		out = append(out, model.Var{Name: fmt.Sprintf("user%d.accesses", u), Value: fmt.Sprint(s.acc[u])})
 	}
-	return append(out, model.Var{Name: "mprotect_returned", Value: pageSet(s.returned)})
+	return append(out, model.Var{Name: "mprotect_returned", Value: pageSet(s.s.returned)})
 }
 
 func (s *state) lockHolder(i int) string {

@@ -138,7 +138,7 @@ func (s *state) stepSyscall(x *model.Exec) {
 		if x.Labelling() {
 			x.Labelf("change_pte_range: spin_unlock %s; mprotect(va%d) returns", lname, va)
 		}
-		s.returned |= 1 << uint(va)
+		sc.returned |= 1 << uint(va)
 		sc.op++
 		sc.pc = sLock
 		if int(sc.op) == c.syscalls {

@@ -124,7 +124,7 @@ func (s *state) access(x *model.Exec, u, va int, write bool, e uint8) memOut {
 	case write && st == pgWriteback:
 		x.Fail(NoLostWrite, "%s writes page %d through a writable dirty TLB entry after pageout snapshotted it for swap: the write is lost when the page is swapped back in; %s",
 			who, va, s.cause())
-	case write && s.returned&(1<<uint(va)) != 0:
+	case write && s.s.returned&(1<<uint(va)) != 0:
 		x.Fail(SyscallPostcondition, "%s writes va%d through a stale writable TLB entry after mprotect(va%d, PROT_READ) returned: %s",
 			who, va, va, s.cause())
 	}
