@@ -67,6 +67,7 @@ func (c *config) ptlOf(va int) int { return va % c.ptls }
 
 // tlbAt is the index of CPU cpu's entry for va in state.tlb (cpu >= 1).
 func (c *config) tlbAt(cpu, va int) int { return (cpu-1)*c.pages + va }
+
 func (c *config) cpuOf(user int) int {
 	return 2 + user
 }

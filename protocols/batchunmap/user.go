@@ -104,8 +104,8 @@ func fault(pte uint8) memOut {
 	return memOut{Res: resSwap}
 }
 
-// access performs a read or write of page va through TLB entry e of cpu
-// and checks the properties an access can break.
+// access performs user u's read or write of page va through TLB entry e
+// of its CPU and checks the properties an access can break.
 func (s *state) access(x *model.Exec, u, va int, write bool, e uint8) memOut {
 	who := s.c.userName[u]
 	x.Touch(s.c.pageName[va], write)
