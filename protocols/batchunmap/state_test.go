@@ -17,6 +17,10 @@ import (
 // and every state on the way decodes from its own encoding into a fresh
 // initial state with the same key and the same variables.
 func TestWalksKeepTheStepContract(t *testing.T) {
+	walks := 40
+	if testing.Short() {
+		walks = 8
+	}
 	for _, v := range Protocol.Variants {
 		for _, p := range []model.Params{nil, {"syscalls": 0}, {"bookkeeping": 1, "users": 2, "batch": 2}, {"mms": 2, "pages": 2, "ptls": 2, "users": 2, "syscalls": 2}} {
 			m, _, err := Protocol.Instantiate(v.Name, p)
@@ -25,7 +29,7 @@ func TestWalksKeepTheStepContract(t *testing.T) {
 			}
 			c := m.(*machine).c
 			found := map[string]int{}
-			for i := 0; i < 40; i++ {
+			for i := 0; i < walks; i++ {
 				w := explorer.RunWalk(m, slowUsers(rand.New(rand.NewPCG(3, uint64(i))), c), 1000)
 				ex, err := explorer.Execute(m, w.Schedule)
 				if err != nil {
@@ -51,7 +55,7 @@ func TestWalksKeepTheStepContract(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s %v: 40 walks, violations %v", v.Name, p, found)
+			t.Logf("%s %v: %d walks, violations %v", v.Name, p, walks, found)
 		}
 	}
 }
@@ -76,6 +80,9 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(c.variant, func(t *testing.T) { modeltest.RoundTrip(t, m, 200) })
+		if testing.Short() {
+			break
+		}
 	}
 }
 
