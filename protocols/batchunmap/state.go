@@ -165,18 +165,20 @@ func (c *config) cells() int { return (c.ncpu-1)*c.pages + 2*c.pages + c.users }
 func (s *state) AppendKey(b []byte) []byte { return codec.Append(b, &s.vars) }
 
 // Decode copies into the slices newState made, so the views keep pointing
-// into cells: every encoding of this configuration has their lengths (a
-// longer one would be decoded into a new array), and an encoding with
-// other lengths is not one of this machine's.
+// into cells: every encoding of this configuration has their lengths, and
+// an encoding with other lengths is not one of this machine's. A failed
+// decode may have replaced a slice (the codec makes a new one for a longer
+// encoded slice), so it leaves a new zero state, views included.
 func (s *state) Decode(b []byte) error {
-	if err := codec.Decode(b, &s.vars); err != nil {
-		return err
-	}
+	err := codec.Decode(b, &s.vars)
 	c := s.c
-	if len(s.ptl) != c.ptls || len(s.cells) != c.cells() {
-		return fmt.Errorf("decode batchunmap state: the encoding is not of a machine with pages=%d ptls=%d users=%d", c.pages, c.ptls, c.users)
+	if err == nil && (len(s.ptl) != c.ptls || len(s.cells) != c.cells()) {
+		err = fmt.Errorf("decode batchunmap state: the encoding is not of a machine with pages=%d ptls=%d users=%d", c.pages, c.ptls, c.users)
 	}
-	return nil
+	if err != nil {
+		*s = *newState(c)
+	}
+	return err
 }
 
 // entry is CPU cpu's TLB entry for va (0: none).

@@ -87,7 +87,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // A malformed encoding, or one of another size, is an error, never a
-// panic.
+// panic, and the state then decodes a good encoding as before (a longer
+// encoded slice must not leave the views on a replaced array).
 func TestDecodeRejectsMalformedKeys(t *testing.T) {
 	m, _, err := Protocol.Instantiate(Generation, nil)
 	if err != nil {
@@ -98,9 +99,24 @@ func TestDecodeRejectsMalformedKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := m.Init().AppendKey(nil)
+	// A state whose TLB, page contents and accesses are not zero: user0
+	// wrote va0.
+	ex, err := explorer.Execute(m, []model.Choice{{Thread: 2, Alt: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := ex.States[1]
+	goodKey := good.AppendKey(nil)
+	s := m.Init()
 	for _, bad := range [][]byte{nil, key[:len(key)-1], append(append([]byte(nil), key...), 0), other.Init().AppendKey(nil)} {
-		if err := m.Init().Decode(bad); err == nil {
+		if err := s.Decode(key); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Decode(bad); err == nil {
 			t.Errorf("Decode(%v) accepted", bad)
+		}
+		if err := s.Decode(goodKey); err != nil || !bytes.Equal(s.AppendKey(nil), goodKey) || model.Describe(s) != model.Describe(good) {
+			t.Fatalf("after Decode(%v) failed, the state does not decode its own encoding: %v\n%s", bad, err, model.Describe(s))
 		}
 	}
 }
