@@ -3,6 +3,7 @@ package explorer
 import (
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 )
 
@@ -168,6 +169,7 @@ func (v *visited) store(key []byte) uint64 {
 
 func (v *visited) grow() {
 	old, oldVals := v.slots, v.vals
+	defer releaseLarge(int64(len(old)) * 8)
 	v.alloc(2 * len(old))
 	for i, s := range old {
 		if s == 0 {
@@ -185,6 +187,18 @@ func (v *visited) grow() {
 		if v.vals != nil {
 			v.vals[j] = oldVals[i]
 		}
+	}
+}
+
+// releaseLarge returns the memory of a table just replaced to the system
+// at once when it is large. The garbage collector would otherwise keep it
+// (and let the heap grow to twice the live data) until its next cycle,
+// and the largest searches would peak at half again the memory they need;
+// a collection here is cheap, since the search's big arrays hold no
+// pointers, and it happens once per doubling of the table.
+func releaseLarge(bytes int64) {
+	if bytes >= 32<<20 {
+		debug.FreeOSMemory()
 	}
 }
 
