@@ -379,7 +379,8 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	if s.Executions > 0 {
 		fmt.Fprintf(w, "  executions: %d", s.Executions)
 	}
-	if s.StoreBytesPerState > 0 {
+	if s.StoreBytesPerState > 0 && s.States >= 10000 {
+		// Below that the structures' fixed size says nothing per state.
 		fmt.Fprintf(w, "  store bytes/state: %.0f", s.StoreBytesPerState)
 	}
 	fmt.Fprintln(w)

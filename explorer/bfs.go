@@ -40,6 +40,7 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	// own encoding (exact, without symmetry); otherwise they are kept.
 	b.byIndex = !opts.Fingerprint && !opts.Symmetry
 	b.vis = newVisited(opts.Fingerprint, b.graphed)
+	defer b.vis.release()
 	b.parent.append(-1)
 	b.via.append(0)
 	init := m.Init()
