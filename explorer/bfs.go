@@ -60,6 +60,13 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	if err != nil {
 		return b.spillFailed(err)
 	}
+	defer func() {
+		// Whichever way the search ends, no level file is left behind.
+		level.close()
+		if b.next != nil {
+			b.next.close()
+		}
+	}()
 	if b.byIndex {
 		level.keys = b.vis.view()
 	}
@@ -199,10 +206,11 @@ func (f *frontier) finish() error {
 	return nil
 }
 
-// close releases the level's storage.
+// close releases the level's storage; closing twice is harmless.
 func (f *frontier) close() {
 	if f.spill != nil {
 		f.spill.close()
+		f.spill = nil
 	}
 }
 
