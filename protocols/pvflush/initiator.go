@@ -223,6 +223,9 @@ func (m *machine) stepCAS(s *state, k int, x *model.Exec, fn string, t int) {
 	default:
 		skip = ok // cmpxchg(...) == state, later try_cmpxchg
 	}
+	if m.keepAll {
+		skip = false
+	}
 	if x.Labelling() {
 		res := "ok"
 		if !ok {

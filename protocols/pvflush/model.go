@@ -43,6 +43,9 @@ type machine struct {
 	// takes the B5 schedules away to show what else a host allows
 	// (host2017_test.go).
 	noEmulation bool
+	// keepAll, test-only: the PV loop never drops a vCPU from the
+	// flushmask, which deletes the optimisation (matrix_test.go).
+	keepAll bool
 	// tso: x86-TSO memory (param memory=1); Protocol.New wraps the
 	// machine in model.WithTSO.
 	tso   bool
