@@ -34,13 +34,19 @@ func BenchConfigs(m model.Machine) []BenchConfig {
 
 // A BenchRow is the measurement of one exploration.
 type BenchRow struct {
-	Config        string  `json:"config"`
-	Verdict       Verdict `json:"verdict"`
-	States        int64   `json:"states"`
-	Transitions   int64   `json:"transitions"`
-	Seconds       float64 `json:"seconds"`
-	StatesPerSec  float64 `json:"states_per_second"`
-	BytesPerState float64 `json:"bytes_per_state"`
+	Config            string  `json:"config"`
+	Verdict           Verdict `json:"verdict"`
+	States            int64   `json:"states"`
+	Transitions       int64   `json:"transitions"`
+	Seconds           float64 `json:"seconds"`
+	StatesPerSec      float64 `json:"states_per_second"`
+	TransitionsPerSec float64 `json:"transitions_per_second"`
+	// BytesPerState is the peak memory of the process over the states
+	// (Stats.BytesPerState); StoreBytesPerState the search structures'
+	// own share (Stats.StoreBytesPerState).
+	BytesPerState      float64 `json:"bytes_per_state"`
+	StoreBytesPerState float64 `json:"store_bytes_per_state"`
+	PeakMemory         int64   `json:"peak_memory"`
 	// FingerprintCollision is Stats.FingerprintCollision (fingerprint
 	// configurations only).
 	FingerprintCollision float64 `json:"fingerprint_collision,omitempty"`
@@ -59,21 +65,26 @@ func Bench(m model.Machine, configs []BenchConfig, clock func() time.Time) ([]Be
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
-		rows = append(rows, BenchRow{
+		row := BenchRow{
 			Config: c.Name, Verdict: r.Verdict,
 			States: r.Stats.States, Transitions: r.Stats.Transitions,
 			Seconds: r.Stats.Elapsed.Seconds(), StatesPerSec: r.Stats.StatesPerSec,
-			BytesPerState: r.Stats.BytesPerState, FingerprintCollision: r.Stats.FingerprintCollision,
-		})
+			BytesPerState: r.Stats.BytesPerState, StoreBytesPerState: r.Stats.StoreBytesPerState,
+			PeakMemory: r.Stats.PeakMemory, FingerprintCollision: r.Stats.FingerprintCollision,
+		}
+		if row.Seconds > 0 {
+			row.TransitionsPerSec = float64(row.Transitions) / row.Seconds
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
 // FormatBench renders rows as an aligned text table with a header.
 func FormatBench(rows []BenchRow) string {
-	s := fmt.Sprintf("%-26s %-9s %10s %12s %8s %10s %11s\n", "config", "verdict", "states", "transitions", "seconds", "states/s", "bytes/state")
+	s := fmt.Sprintf("%-26s %-9s %10s %12s %8s %10s %13s %11s %11s\n", "config", "verdict", "states", "transitions", "seconds", "states/s", "transitions/s", "bytes/state", "store/state")
 	for _, r := range rows {
-		s += fmt.Sprintf("%-26s %-9s %10d %12d %8.2f %10.0f %11.1f\n", r.Config, r.Verdict, r.States, r.Transitions, r.Seconds, r.StatesPerSec, r.BytesPerState)
+		s += fmt.Sprintf("%-26s %-9s %10d %12d %8.2f %10.0f %13.0f %11.1f %11.1f\n", r.Config, r.Verdict, r.States, r.Transitions, r.Seconds, r.StatesPerSec, r.TransitionsPerSec, r.BytesPerState, r.StoreBytesPerState)
 	}
 	return s
 }

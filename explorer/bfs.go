@@ -40,6 +40,7 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	// own encoding (exact, without symmetry); otherwise they are kept.
 	b.byIndex = !opts.Fingerprint && !opts.Symmetry
 	b.vis = newVisited(opts.Fingerprint, b.graphed)
+	defer b.vis.release()
 	b.parent.append(-1)
 	b.via.append(0)
 	init := m.Init()
@@ -59,10 +60,20 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	if err != nil {
 		return b.spillFailed(err)
 	}
+	defer func() {
+		// Whichever way the search ends, no level file is left behind.
+		level.close()
+		if b.next != nil {
+			b.next.close()
+		}
+	}()
 	if b.byIndex {
 		level.keys = b.vis.view()
 	}
 	level.add(enc)
+	if err := level.finish(); err != nil {
+		return b.spillFailed(err)
+	}
 	var pool *workerPool
 	if opts.Workers > 1 {
 		pool = newWorkerPool(m, keyOf, opts.Symmetry, b.live, opts.Workers)
@@ -195,11 +206,21 @@ func (f *frontier) finish() error {
 	return nil
 }
 
-// close releases the level's storage.
+// close releases the level's storage; closing twice is harmless.
 func (f *frontier) close() {
 	if f.spill != nil {
 		f.spill.close()
+		f.spill = nil
 	}
+}
+
+// get returns state i of a level held in memory or in the visited set, for
+// any goroutine (a spilled level is read in order only, through open).
+func (f *frontier) get(i int) []byte {
+	if f.arena != nil {
+		return f.arena.get(i)
+	}
+	return f.keys.key(int(f.first) + i)
 }
 
 // open returns a reader of the level's states in order; only one reader
@@ -214,16 +235,12 @@ type frontierReader struct {
 }
 
 func (r *frontierReader) next() []byte {
-	f := r.f
 	i := r.i
 	r.i++
-	switch {
-	case f.arena != nil:
-		return f.arena.get(i)
-	case f.spill != nil:
-		return f.spill.next()
+	if r.f.spill != nil {
+		return r.f.spill.next()
 	}
-	return f.keys.key(int(f.first) + i)
+	return r.f.get(i)
 }
 
 // spillFailed ends a search whose frontier file could not be written or
@@ -443,7 +460,7 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 // metric deltas in another, so that expanding allocates nothing.
 type chunk struct {
 	start  int   // level index of states[0]
-	in     arena // the states to expand (copied from the level by the issuer)
+	in     arena // a spilled level's states to expand, copied by the issuer
 	states []expansion
 	succs  []succRec
 	keys   []byte
@@ -578,8 +595,14 @@ func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
 			for j := range jobs {
 				c := wp.bufs[j%window]
 				if !stopped.Load() {
-					for i := 0; i < c.in.len(); i++ {
-						w.expand(c.in.get(i), c)
+					if level.spill != nil {
+						for i := 0; i < c.in.len(); i++ {
+							w.expand(c.in.get(i), c)
+						}
+					} else {
+						for li := c.start; li < min(level.n, c.start+size); li++ {
+							w.expand(level.get(li), c)
+						}
 					}
 				}
 				close(c.done)
@@ -591,8 +614,11 @@ func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
 		c := wp.bufs[j%window]
 		c.reset()
 		c.start = j * size
-		for li := j * size; li < min(level.n, (j+1)*size); li++ {
-			c.in.add(rd.next())
+		if level.spill != nil {
+			// A spilled level is read in order, by this goroutine only.
+			for li := j * size; li < min(level.n, (j+1)*size); li++ {
+				c.in.add(rd.next())
+			}
 		}
 		c.done = make(chan struct{})
 		jobs <- j

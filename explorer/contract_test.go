@@ -50,7 +50,7 @@ func wakeup(broadcast bool, forbid int) model.Machine {
 					x.Label("ready = true")
 				case 2:
 					if broadcast {
-						for _, w := range x.Broadcast(&s.Cv, "cv") {
+						for _, w := range x.Broadcast(&s.Cv, "cv").Waiters() {
 							s.Woke |= 1 << w
 						}
 						x.Label("pthread_cond_broadcast(cv)")

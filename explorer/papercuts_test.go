@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/protocheck/protocheck/examples/peterson"
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 )
@@ -81,7 +82,7 @@ func TestPathsBoundCountsCutExecutions(t *testing.T) {
 // cut search, or by a strategy that keeps no graph, each property is
 // listed in Result.Unchecked with the reason.
 func TestProgressUncheckedSaysWhy(t *testing.T) {
-	m := petersonLock(false, false, false)
+	m := peterson.Lock(false, false, false)
 	for _, c := range []struct {
 		opts explorer.Options
 		want string

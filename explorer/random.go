@@ -137,15 +137,55 @@ func (w *walker) walk(pick Picker, maxSteps int, trans *int64) *Walk {
 // picks uniformly among the enabled choices; random-threads picks a thread
 // uniformly among those with an enabled choice, then one of its choices.
 func random(m model.Machine, opts Options, p *progress) *Result {
-	threadFirst := opts.Strategy == RandomThreads
-	return walks(m, opts, p, fmt.Sprintf("%s: %d walks from seed %d", opts.Strategy, opts.Runs, opts.Seed), func(i int) Picker {
-		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
-		if threadFirst {
+	return walks(m, opts, p, fmt.Sprintf("%s: %d walks from seed %d", opts.Strategy, opts.Runs, opts.Seed), pickers(m, opts))
+}
+
+// pickers returns the picker of walk i for a sampling strategy, a pure
+// function of the machine, the options and i: the same walk i on any
+// machine, process or worker of a cluster.
+func pickers(m model.Machine, opts Options) func(i int) Picker {
+	switch opts.Strategy {
+	case PCT:
+		return pctPickers(m, opts)
+	case RandomThreads:
+		return func(i int) Picker {
+			rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
 			return func(en []model.Choice, _ int) model.Choice { return pickThreadFirst(rng, en) }
 		}
+	}
+	return func(i int) Picker {
+		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
 		return func(en []model.Choice, _ int) model.Choice { return en[rng.IntN(len(en))] }
-	})
+	}
 }
+
+// A Sampler runs single walks of a sampling strategy (random,
+// random-threads, pct) by index: walk i is the i-th walk Explore would run
+// with the same options, so walks can be shared out among workers (a
+// swarm) and the lowest violating index found wherever it ran.
+type Sampler struct {
+	w     *walker
+	pick  func(i int) Picker
+	steps int
+	trans int64
+}
+
+// NewSampler returns a Sampler for m; opts.Strategy must be random,
+// random-threads or pct (Seed, Depth and MaxSteps as for Explore).
+func NewSampler(m model.Machine, opts Options) (*Sampler, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	switch opts.Strategy {
+	case Random, RandomThreads, PCT:
+	default:
+		return nil, fmt.Errorf("a sampler runs random, random-threads or pct walks, not %s", opts.Strategy)
+	}
+	return &Sampler{w: newWalker(m), pick: pickers(m, opts), steps: opts.MaxSteps}, nil
+}
+
+// Walk runs walk i and returns it.
+func (s *Sampler) Walk(i int) *Walk { return s.w.walk(s.pick(i), s.steps, &s.trans) }
 
 // pickThreadFirst picks a thread uniformly among those with an enabled
 // choice, then one of its choices uniformly. en is sorted by thread.
@@ -175,6 +215,7 @@ func walks(m model.Machine, opts Options, p *progress, bound string, newPick fun
 	r := &Result{}
 	w := newWalker(m)
 	w.seen = newVisited(false, false)
+	defer w.seen.release()
 	es := newExecStats(len(w.st.props.Metrics))
 	cut := 0
 	for i := 0; i < opts.Runs; i++ {
@@ -228,11 +269,16 @@ func walks(m model.Machine, opts Options, p *progress, bound string, newPick fun
 // randomness), so it depends only on the machine: each walk is
 // reproducible from (seed, i) alone.
 func pct(m model.Machine, opts Options, p *progress) *Result {
+	return walks(m, opts, p, fmt.Sprintf("pct: %d walks of depth %d from seed %d", opts.Runs, opts.Depth, opts.Seed), pctPickers(m, opts))
+}
+
+// pctPickers returns the pickers of pct's walks.
+func pctPickers(m model.Machine, opts Options) func(i int) Picker {
 	n := len(m.Threads())
 	d := opts.Depth
 	calib := newWalker(m).walk(func(en []model.Choice, _ int) model.Choice { return en[0] }, opts.MaxSteps, nil)
 	k := max(1, len(calib.Schedule))
-	return walks(m, opts, p, fmt.Sprintf("pct: %d walks of depth %d from seed %d (k=%d)", opts.Runs, d, opts.Seed, k), func(i int) Picker {
+	return func(i int) Picker {
 		rng := rand.New(rand.NewPCG(uint64(opts.Seed), uint64(i)))
 		prio := make([]int, n)
 		for t, q := range rng.Perm(n) {
@@ -263,5 +309,5 @@ func pct(m model.Machine, opts Options, p *progress) *Result {
 			}
 			return en[lo+rng.IntN(hi-lo)]
 		}
-	})
+	}
 }

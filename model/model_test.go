@@ -79,7 +79,7 @@ func TestMutexAndCond(t *testing.T) {
 	if set, took, named := x.Offered(); set != 0b11 || took != 1 || named {
 		t.Fatalf("two waiters: the signal offers %b and took %d (named %v), want 11 and 1", set, took, named)
 	}
-	if ws := x.Broadcast(&cv, "c"); len(ws) != 1 || ws[0] != 1 {
+	if ws := x.Broadcast(&cv, "c").Waiters(); len(ws) != 1 || ws[0] != 1 {
 		t.Fatalf("broadcast woke %v", ws)
 	}
 	x.Reset(1, -1)

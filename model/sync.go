@@ -145,12 +145,14 @@ func (x *Exec) Signal(c *Cond, cname string) int {
 	return t
 }
 
-// Broadcast wakes every waiter of c and returns them.
-func (x *Exec) Broadcast(c *Cond, cname string) []int {
+// Broadcast wakes every waiter of c and returns the wait set it emptied
+// (Len and Waiters say whom it woke; a value, so that a step that does not
+// ask allocates nothing).
+func (x *Exec) Broadcast(c *Cond, cname string) Cond {
 	x.Touch(cname, true)
-	ws := c.Waiters()
+	woken := *c
 	c.waiters = 0
-	return ws
+	return woken
 }
 
 // WakeSpuriously removes the stepping thread from c's wait set without a

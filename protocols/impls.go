@@ -1,6 +1,7 @@
 package protocols
 
 import (
+	"github.com/protocheck/protocheck/cli"
 	"github.com/protocheck/protocheck/explorer/rt"
 	"github.com/protocheck/protocheck/protocols/batchunmap"
 	"github.com/protocheck/protocheck/protocols/cputlb"
@@ -20,3 +21,9 @@ var impls = map[string]*rt.Impl{
 
 // Impl returns the real implementation of the named protocol, or nil.
 func Impl(name string) *rt.Impl { return impls[name] }
+
+// Registry returns the registry the check command runs on: every protocol,
+// in the order All gives, with its real implementation.
+func Registry() *cli.Registry {
+	return &cli.Registry{Name: "check", Protocols: all, Impls: impls}
+}

@@ -10,6 +10,7 @@ package conform
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/explorer/rt"
@@ -23,6 +24,11 @@ type Target struct {
 	Variant  string
 	Params   model.Params // resolved (defaults included)
 	Machine  model.Machine
+	// Watchdog bounds a run under the Go scheduler (Real): one that has
+	// not ended after it is reported as a deadlock (rt.Env.WaitTimeout).
+	// 0: no bound (a busy-wait that never ends then hangs Real; a
+	// deadlock in rt's primitives is reported either way).
+	Watchdog time.Duration
 }
 
 // NewTarget resolves params and builds the model; the variant must be one
@@ -77,8 +83,8 @@ func (t *Target) controlled(im *rt.Impl, s rt.Strategy, maxSteps int) (*rt.Run, 
 
 // Real runs the implementation once under the Go scheduler with seed for
 // its environment choices, and returns the first violation (a failed
-// run-time check, a panic, the final check, or a non-linearizable
-// history) and the number of operations recorded.
+// run-time check, a panic, a deadlock, the final check, or a
+// non-linearizable history) and the number of operations recorded.
 func (t *Target) Real(seed int64) (*model.Violation, int, error) {
 	body, err := t.Impl.New(t.Variant, t.Params)
 	if err != nil {
@@ -86,7 +92,7 @@ func (t *Target) Real(seed int64) (*model.Violation, int, error) {
 	}
 	e := rt.Real(seed)
 	check := body(e)
-	if err := e.Wait(); err != nil {
+	if err := e.WaitTimeout(t.Watchdog); err != nil {
 		var v *model.Violation
 		if errors.As(err, &v) {
 			return v, 0, nil
@@ -134,11 +140,8 @@ func (t *Target) CheckRun(run *rt.Run) error {
 	if run.Err != nil {
 		return fmt.Errorf("the run failed: %w", run.Err)
 	}
-	names := t.Machine.Threads()
-	for i, n := range run.Threads {
-		if i >= len(names) || names[i] != n {
-			return &Mismatch{Step: 0, Expected: fmt.Sprintf("has threads %q", names), Actual: fmt.Sprintf("started %q", run.Threads)}
-		}
+	if err := t.CheckThreads(run); err != nil {
+		return err
 	}
 	ex, err := explorer.Execute(t.Machine, run.Schedule)
 	var div *explorer.DivergenceError
@@ -171,4 +174,37 @@ func (t *Target) CheckRun(run *rt.Run) error {
 		return &Mismatch{Step: ex.ViolationStep, Expected: "violates " + mv.Property, Actual: "violates " + rv.Property}
 	}
 	return nil
+}
+
+// CheckThreads checks that the run's goroutines are the model's threads,
+// by name and in order, as far as the run started them: a schedule names
+// threads by index, so a goroutine started out of order would make every
+// choice mean another thread. It returns a *Mismatch at step 0.
+func (t *Target) CheckThreads(run *rt.Run) error {
+	names := t.Machine.Threads()
+	for i, n := range run.Threads {
+		if i >= len(names) || names[i] != n {
+			return &Mismatch{Step: 0, Expected: fmt.Sprintf("has threads %q", names), Actual: fmt.Sprintf("started %q", run.Threads)}
+		}
+	}
+	return nil
+}
+
+// ModelViolations returns the properties that the model violates on
+// seeded walks (random-threads, seeds 0 to walks-1, one walk each): which
+// of them a run of the real code under the Go scheduler breaks first is
+// up to the Go scheduler, so a test of such runs accepts any of these,
+// each shown reachable on the model.
+func (t *Target) ModelViolations(walks int) (map[string]bool, error) {
+	found := map[string]bool{}
+	for seed := int64(0); seed < int64(walks); seed++ {
+		r, err := explorer.Explore(t.Machine, explorer.Options{Strategy: explorer.RandomThreads, Seed: seed, Runs: 1})
+		if err != nil {
+			return nil, err
+		}
+		if r.Violation != nil {
+			found[r.Violation.Property] = true
+		}
+	}
+	return found, nil
 }

@@ -4,7 +4,9 @@
 //
 //   - Real (Real): thin wrappers over sync and sync/atomic, for running the
 //     code under the Go scheduler and the race detector. No allocation and
-//     no scheduling per operation.
+//     no scheduling per operation, except where a goroutine blocks: there
+//     the runtime counts it, so that a deadlock of the code is reported
+//     (who waits for what) instead of ending the process.
 //   - Controlled (Controlled, Explore): every primitive is a scheduling
 //     point; exactly one goroutine runs at a time, and a Strategy decides
 //     which one takes the next step: Random, PCT (probabilistic
@@ -112,7 +114,16 @@
 // returns the first violation (a *model.Violation) or misuse. There, Yield
 // does nothing, Choose draws from the seeded generator (which goroutine
 // gets which draw is up to the Go scheduler), and a mutex misuse or a
-// panic is reported by Wait instead of crashing the process.
+// panic is reported by Wait instead of crashing the process. So is a
+// deadlock: once every goroutine left waits in Mutex.Lock, Cond.Wait or
+// Thread.Join for something none of them will do, Wait returns a
+// model.Deadlock violation naming each one and what it waits for, and the
+// goroutines are unwound. The count is exact (the goroutine that
+// satisfies a wait uncounts it), so a run is never reported for being
+// slow. A busy-wait that never ends blocks in no primitive: WaitTimeout
+// adds a watchdog for it. A mutex waited for is handed over in FIFO
+// order, and a Cond wakes its waiters in FIFO order, without spurious
+// wake-ups.
 //
 // # Debugging failures
 //
@@ -134,7 +145,10 @@
 //   - A deadlock report lists every goroutine that has not exited and what
 //     it waits for: a mutex and its holder, a condition variable (a lost
 //     wake-up, or a signal consumed by the wrong waiter: look at the Alt
-//     of the Signal steps), or a goroutine to exit.
+//     of the Signal steps), or a goroutine to exit. In real mode the
+//     holder of a mutex is not known (finding out would cost every Lock):
+//     the report lists the waits; the controlled mode, which knows every
+//     holder, names it, with a schedule that replays.
 //   - A bound hit is a run longer than maxSteps: most often a goroutine
 //     spinning on a word that only an unscheduled goroutine can change.
 //     PCT and DFS keep running the highest-priority or current goroutine,
@@ -156,5 +170,7 @@
 // is a seq-cst atomic), spurious wake-ups outside WaitSpurious, fairness,
 // timeouts, and
 // goroutines, channels or locks outside the Env. A goroutine that blocks
-// outside the Env hangs the controlled run, as under loom.
+// outside the Env hangs the controlled run, as under loom; in real mode it
+// is not counted as waiting, so a deadlock it takes part in is only seen
+// by WaitTimeout's watchdog.
 package rt

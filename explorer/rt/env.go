@@ -29,14 +29,20 @@ const (
 type Env struct {
 	c *ctl // nil in real mode
 
-	// Real mode only. mu guards rng, violation, err and threads; the
-	// primitives themselves never take it.
+	// Real mode only. mu guards the fields below it; the primitives take
+	// it only when a goroutine starts, exits or is about to block
+	// (realwait.go).
 	wg        sync.WaitGroup
 	mu        sync.Mutex
 	rng       *rand.Rand
 	violation *model.Violation
 	err       error
-	threads   int
+	all       []*Thread          // by id
+	gids      map[uint64]*Thread // goroutine id -> thread, while it runs
+	live      int                // goroutines started and not exited
+	blocked   int                // of those, the ones in an unsatisfied wait
+	waiting   bool               // Wait was called: every goroutine is started
+	aborted   bool               // a deadlock ended the run: waits unwind
 
 	// Both modes: the operation history (history.go).
 	hist history
@@ -46,7 +52,7 @@ type Env struct {
 // sync/atomic, for running the code under the Go scheduler and the race
 // detector. seed drives Choose. Call Wait once the goroutines are started.
 func Real(seed int64) *Env {
-	return &Env{rng: rand.New(rand.NewPCG(uint64(seed), 0x7274))}
+	return &Env{rng: rand.New(rand.NewPCG(uint64(seed), 0x7274)), gids: map[uint64]*Thread{}}
 }
 
 // IsControlled reports whether e is a controlled Env.
@@ -59,15 +65,17 @@ type Thread struct {
 	id   int
 	name string
 
-	// real mode: closed when the goroutine has exited.
-	done chan struct{}
+	// real mode, guarded by the Env's mu (realwait.go).
+	gid     uint64    // the goroutine's id
+	wait    *waiter   // the wait it is blocked in, counted in Env.blocked
+	joiners []*waiter // goroutines waiting in Join for it to exit
 
 	// controlled mode; see ctl.
 	wake     chan struct{} // the baton: a receive resumes the goroutine
 	creator  int           // who started it (-1: the body), while starting
 	starting bool          // running up to its first scheduling point
-	exited   bool
-	woken    bool // signalled while in a Cond's wait set
+	exited   bool          // both modes (real: guarded by the Env's mu)
+	woken    bool          // signalled while in a Cond's wait set
 	pend     pending
 	alt      int // alternative chosen for pend
 }
@@ -93,23 +101,27 @@ func (e *Env) Go(name string, f func()) *Thread {
 	}
 	if f == nil {
 		e.realError(fmt.Errorf("rt: Go(%q) with a nil function", name))
-		t := &Thread{e: e, name: name, done: make(chan struct{})}
-		close(t.done)
-		return t
+		return &Thread{e: e, id: -1, name: name, exited: true}
 	}
 	e.mu.Lock()
-	t := &Thread{e: e, id: e.threads, name: name, done: make(chan struct{})}
-	e.threads++
+	t := &Thread{e: e, id: len(e.all), name: name}
+	e.all = append(e.all, t)
+	// Counted as live before it starts, so that no instant shows its
+	// creator's waiters as the whole run.
+	e.live++
 	e.mu.Unlock()
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		defer close(t.done)
+		defer e.exit(t)
 		defer func() {
 			if r := recover(); r != nil {
-				e.realViolation(panicViolation(t.name, r))
+				if _, ok := r.(realAbort); !ok {
+					e.realViolation(panicViolation(t.name, r))
+				}
 			}
 		}()
+		e.register(t)
 		f()
 	}()
 	return t
@@ -123,7 +135,16 @@ func (t *Thread) Join(label string) {
 		c.join(t, label)
 		return
 	}
-	<-t.done
+	e := t.e
+	gid := goid()
+	e.mu.Lock()
+	if t.exited {
+		e.mu.Unlock()
+		return
+	}
+	w := newWaiter(waitJoin, t.name, label)
+	t.joiners = append(t.joiners, w)
+	e.sleepLocked(w, gid)
 }
 
 // Yield is an explicit scheduling point: a step with nothing but its label,
@@ -176,15 +197,27 @@ func (e *Env) Failf(property, format string, args ...any) {
 
 // Wait waits for every goroutine started with Go to exit and returns what
 // went wrong: a *model.Violation (use errors.As) for the first Fail, panic
-// or mutex misuse, or another error for a misuse of the API. Real mode
-// only; Controlled waits for its goroutines itself.
+// or mutex misuse, or a deadlock (model.Deadlock: every goroutine left
+// waits in a primitive, as the message details; the run is then unwound),
+// or another error for a misuse of the API. Call it once the body has
+// started its goroutines. Real mode only; Controlled waits for its
+// goroutines itself.
 func (e *Env) Wait() error {
 	if e.c != nil {
 		err := errors.New("rt: Env.Wait is for real mode; Controlled waits for its goroutines itself")
 		e.c.misuse(err)
 		return err
 	}
+	e.mu.Lock()
+	e.waiting = true
+	e.checkDeadlockLocked()
+	e.mu.Unlock()
 	e.wg.Wait()
+	return e.result()
+}
+
+// result is what Wait returns once the run is over.
+func (e *Env) result() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.err != nil {

@@ -94,8 +94,10 @@ func (s *replayStrategy) Pick(p *Point) (model.Choice, error) {
 func (s *replayStrategy) End(r *Run) error {
 	// A label may be completed by Env.Note after its scheduling point, so
 	// Pick only checks that the point's label starts the expected one; the
-	// whole labels are compared here, first mismatch first.
-	for i := 0; s.expect && i < len(r.Steps) && i < len(s.labels) && r.Err == nil; i++ {
+	// whole labels are compared here, first mismatch first, also when the
+	// run failed further on (the first divergence is the one to name:
+	// controlled prefers an earlier step's ReplayError to the run's).
+	for i := 0; s.expect && i < len(r.Steps) && i < len(s.labels); i++ {
 		if r.Steps[i].Label != s.labels[i] {
 			return &ReplayError{Step: i + 1, Choice: r.Schedule[i], Thread: r.Steps[i].Thread, Reason: "label mismatch", Expected: s.labels[i], Actual: r.Steps[i].Label}
 		}

@@ -222,6 +222,22 @@ func TestReplayIsStrict(t *testing.T) {
 	if r := rt.Controlled(rt.ReplayExpect(sched, labels[:2]), 100, body); r.Err == nil || !strings.Contains(r.Err.Error(), "2 labels for 7 choices") {
 		t.Errorf("labels/choices mismatch: %v", r.Err)
 	}
+
+	// A label completed by Note that differs at step 1 is the divergence
+	// named, not the choice that is not enabled at step 3.
+	noted := func(e *rt.Env) {
+		e.Go("A", func() {
+			e.Yield("a: read")
+			e.Note(" 1")
+			e.Yield("a: two")
+		})
+		e.Go("B", func() { e.Yield("b") })
+	}
+	check2 := rt.Controlled(rt.ReplayExpect([]model.Choice{{Thread: 0}, {Thread: 0}, {Thread: 1, Alt: 1}}, []string{"a: read 2", "a: two", "b"}), 100, noted)
+	var re *rt.ReplayError
+	if !errors.As(check2.Err, &re) || re.Step != 1 || !strings.Contains(re.Error(), `expected label "a: read 2", got "a: read 1"`) {
+		t.Errorf("a Note-completed label differing before a later divergence: %v, want step 1 named", check2.Err)
+	}
 }
 
 func TestDeterminism(t *testing.T) {

@@ -156,10 +156,17 @@ func controlled(strategy Strategy, maxSteps int, body func(e *Env)) (r *Run, sta
 	for i, t := range c.threads {
 		r.Threads[i] = t.name
 	}
-	if err := strategy.End(r); err != nil && r.Err == nil {
+	if err := strategy.End(r); err != nil && (r.Err == nil || earlierStep(err, r.Err)) {
 		r.Err = err
 	}
 	return r, true
+}
+
+// earlierStep reports whether a and b are both *ReplayError and a names an
+// earlier step than b.
+func earlierStep(a, b error) bool {
+	var ra, rb *ReplayError
+	return errors.As(a, &ra) && errors.As(b, &rb) && ra.Step < rb.Step
 }
 
 // A Summary is the outcome of Explore.

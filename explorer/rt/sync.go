@@ -12,8 +12,13 @@ type Mutex struct {
 	c    *ctl
 	name string
 
-	// real mode
-	mu sync.Mutex
+	// real mode: rm guards held and queue, for a few instructions per
+	// operation. A waiter gets the mutex handed over by Unlock, in FIFO
+	// order, so that whoever satisfies a wait is the one who uncounts it
+	// (realwait.go).
+	rm    sync.Mutex
+	held  bool
+	queue []*waiter
 
 	// controlled mode: holding thread + 1, 0 when free.
 	holder int
@@ -33,21 +38,24 @@ func (m *Mutex) Lock(label string) {
 		m.c.lock(m, label)
 		return
 	}
-	m.mu.Lock()
+	m.rm.Lock()
+	if !m.held {
+		m.held = true
+		m.rm.Unlock()
+		return
+	}
+	w := newWaiter(waitLock, m.name, label)
+	m.queue = append(m.queue, w)
+	m.rm.Unlock()
+	m.e.sleep(w) // woken holding m
 }
 
-// notLocked reports whether m is unlocked, leaving it so. sync.Mutex's
-// unlock of an unlocked mutex is a fatal error that no recover catches;
-// this check turns it into a reported violation at the price of one plain
-// load in the common case (TryLock on a held mutex fails without a
-// read-modify-write), where a flag of our own would cost two atomics per
-// Lock/Unlock pair.
-func (m *Mutex) notLocked() bool {
-	if m.mu.TryLock() {
-		m.mu.Unlock()
-		return true
-	}
-	return false
+// isHeld reports whether m is locked (by anyone: real mode does not know
+// by whom).
+func (m *Mutex) isHeld() bool {
+	m.rm.Lock()
+	defer m.rm.Unlock()
+	return m.held
 }
 
 // Unlock releases m. Unlocking a mutex that is not held is a PropMutex
@@ -59,11 +67,21 @@ func (m *Mutex) Unlock(label string) {
 		m.c.unlock(m, label)
 		return
 	}
-	if m.notLocked() {
+	m.rm.Lock()
+	if !m.held {
+		m.rm.Unlock()
 		m.e.realViolation(mutexViolation("unlock of %s, which is not locked (at %q)", m.name, label))
 		return
 	}
-	m.mu.Unlock()
+	if len(m.queue) == 0 {
+		m.held = false
+		m.rm.Unlock()
+		return
+	}
+	w := m.queue[0]
+	m.queue = append(m.queue[:0], m.queue[1:]...)
+	m.rm.Unlock()
+	m.e.wake(w) // hand m over: it stays held
 }
 
 // A Cond is a condition variable with the POSIX semantics of model.Cond,
@@ -74,7 +92,9 @@ type Cond struct {
 	name string
 	m    *Mutex
 
-	real sync.Cond
+	// real mode: rc guards rwait, the goroutines waiting, in FIFO order.
+	rc    sync.Mutex
+	rwait []*waiter
 
 	// controlled mode: the wait set, in increasing thread order, as
 	// model.Cond.Waiters, so that Signal's alternatives mean the same.
@@ -94,9 +114,7 @@ func (e *Env) Cond(name string, m *Mutex) *Cond {
 		}
 		m = e.Mutex(name + ".mutex")
 	}
-	cv := &Cond{e: e, c: e.c, name: name, m: m}
-	cv.real.L = &m.mu
-	return cv
+	return &Cond{e: e, c: e.c, name: name, m: m}
 }
 
 // Name is the name given to Env.Cond.
@@ -127,7 +145,7 @@ func (cv *Cond) WaitAs(label, relockLabel string) {
 		cv.c.wait(cv, label, relockLabel, "", false)
 		return
 	}
-	cv.realWait(label)
+	cv.realWait(label, relockLabel)
 }
 
 // WaitSpurious is WaitAs with spurious wake-ups, as POSIX allows them, for
@@ -137,23 +155,48 @@ func (cv *Cond) WaitAs(label, relockLabel string) {
 // the re-acquire step (relockLabel, enabled once woken, by a Signal, a
 // Broadcast or that spurious step, and the mutex free) follows as usual.
 // A Signal's alternatives do not count a goroutine that has woken
-// spuriously: it has left the wait set. Real mode: WaitAs (sync.Cond may
-// or may not wake spuriously; nothing to add).
+// spuriously: it has left the wait set. Real mode: WaitAs (it never wakes
+// spuriously; code that is right with spurious wake-ups is right without).
 func (cv *Cond) WaitSpurious(label, spuriousLabel, relockLabel string) {
 	if cv.c != nil {
 		cv.c.wait(cv, label, relockLabel, spuriousLabel, true)
 		return
 	}
-	cv.realWait(label)
+	cv.realWait(label, relockLabel)
 }
 
-func (cv *Cond) realWait(label string) {
+// realWait joins the wait set before it releases the mutex, so that no
+// Signal between the two is lost, as with a POSIX condition variable.
+func (cv *Cond) realWait(label, relockLabel string) {
 	m := cv.m
-	if m.notLocked() {
+	if !m.isHeld() {
 		m.e.realViolation(mutexViolation("wait on %s without holding %s (at %q)", cv.name, m.name, label))
 		return
 	}
-	cv.real.Wait()
+	w := newWaiter(waitCond, cv.name, label)
+	cv.rc.Lock()
+	cv.rwait = append(cv.rwait, w)
+	cv.rc.Unlock()
+	m.Unlock(label)
+	cv.e.sleep(w)
+	m.Lock(relockLabel)
+}
+
+// realWake wakes the first waiter, or every one.
+func (cv *Cond) realWake(all bool) {
+	cv.rc.Lock()
+	ws := cv.rwait
+	switch {
+	case all:
+		cv.rwait = nil
+	case len(ws) > 0:
+		ws = ws[:1:1]
+		cv.rwait = append([]*waiter(nil), cv.rwait[1:]...)
+	}
+	cv.rc.Unlock()
+	for _, w := range ws {
+		cv.e.wake(w)
+	}
 }
 
 // Signal wakes one waiter, if any. Controlled: a scheduling point whose
@@ -169,7 +212,7 @@ func (cv *Cond) Signal(label string) (woken int) {
 		}
 		return -1
 	}
-	cv.real.Signal()
+	cv.realWake(false)
 	return -1
 }
 
@@ -180,6 +223,6 @@ func (cv *Cond) Broadcast(label string) (woken []int) {
 	if cv.c != nil {
 		return cv.c.signal(cv, label, true)
 	}
-	cv.real.Broadcast()
+	cv.realWake(true)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -46,11 +47,10 @@ var conformParams = []model.Params{
 func TestImplConformance(t *testing.T) {
 	// Runs per strategy: at the default size, and at each other size.
 	runs, others := 200, 40
-	switch {
-	case testing.Short():
+	if testing.Short() || race.Enabled {
+		// The race detector slows a controlled run tenfold; model and
+		// code agree the same with fewer runs.
 		runs, others = 40, 8
-	case raceEnabled:
-		runs, others = 100, 16
 	}
 	for _, v := range Impl.Variants {
 		for _, p := range conformParams {

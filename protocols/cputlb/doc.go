@@ -37,8 +37,9 @@
 // executed the instruction after the invalidate, no vCPU uses a translation
 // of X cached before it; the observer is in the state), work-once (A4-S2:
 // each flush item runs exactly once on its target and its data and work
-// item are freed exactly once), deadlock (found by the explorer; Status
-// names the condition variable or lock each blocked vCPU waits for), and
+// item are freed exactly once), deadlock (found by the explorer; a
+// blocked step's label names the condition variable or lock the vCPU
+// waits for), and
 // linearizability against a register specification of X's mapping
 // (spec.go). Metrics: bql-acquisitions and kicks.
 //

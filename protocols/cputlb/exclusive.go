@@ -9,35 +9,55 @@ import "github.com/protocheck/protocheck/model"
 // nesting, its known bugs); here there is one initiator, the source.
 func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
-	name := cpuName(t)
+	name := cpuNames[t]
 	switch v.pc {
 	case pcExclLock:
+		if listLockBusy(s, x) {
+			return
+		}
 		x.Lock(&s.listLock, listLock)
-		x.Labelf("start_exclusive(%s): qemu_mutex_lock(qemu_cpu_list_lock)", name)
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): qemu_mutex_lock(qemu_cpu_list_lock)", name)
+		}
 		v.pc = pcExclIdle
 	case pcExclIdle, pcExclIdleRelock:
 		// exclusive_idle's test and the store of pending_cpus = 1 are one
 		// step: every write of pending_cpus holds the lock, and lock-free
 		// readers see only the store.
-		prefix := "start_exclusive(" + name + "): "
-		if v.pc == pcExclIdleRelock {
+		relock := v.pc == pcExclIdleRelock
+		if relock {
+			if asleep(&s.resumeCond, t, x, waitResume) || listLockBusy(s, x) {
+				return
+			}
 			x.Lock(&s.listLock, listLock)
-			prefix += "woken, re-acquires qemu_cpu_list_lock; "
+		}
+		prefix := ""
+		if x.Labelling() {
+			prefix = "start_exclusive(" + name + "): "
+			if relock {
+				prefix += "woken, re-acquires qemu_cpu_list_lock; "
+			}
 		}
 		if p := x.Load(s.mem, wPending); p != 0 {
-			if v.pc == pcExclIdleRelock {
+			if relock {
 				// Waiting again is a step of its own.
-				x.Labelf("%sexclusive_idle: pending_cpus == %d", prefix, p)
+				if x.Labelling() {
+					x.Labelf("%sexclusive_idle: pending_cpus == %d", prefix, p)
+				}
 				v.pc = pcExclIdleRewait
 				return
 			}
 			x.Wait(&s.resumeCond, "exclusive_resume", &s.listLock, listLock)
-			x.Labelf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p)
+			if x.Labelling() {
+				x.Labelf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p)
+			}
 			v.pc = pcExclIdleRelock
 			return
 		}
 		x.Store(s.mem, wPending, 1)
-		x.Labelf("%sexclusive_idle: pending_cpus == 0; atomic_set(pending_cpus, 1)", prefix)
+		if x.Labelling() {
+			x.Labelf("%sexclusive_idle: pending_cpus == 0; atomic_set(pending_cpus, 1)", prefix)
+		}
 		v.count = 0
 		v.idx = uint8(m.nextOther(t, 0))
 		v.pc = pcExclScan
@@ -54,71 +74,112 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 			// has_waiter is only accessed under the lock.
 			x.Store(s.mem, wHasWaiter(o), 1)
 			v.count++
-			x.Labelf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == true: has_waiter = true, running_cpus = %d", name, cpuName(o), v.count)
+			if x.Labelling() {
+				x.Labelf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == true: has_waiter = true, running_cpus = %d", name, cpuNames[o], v.count)
+			}
 			v.pc = pcExclKick
 			return
 		}
-		x.Labelf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == false", name, cpuName(o))
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == false", name, cpuNames[o])
+		}
 		m.scanNext(t, v)
 	case pcExclKick:
 		o := int(v.idx)
 		m.kick(s, o, x)
-		x.Labelf("start_exclusive(%s): qemu_cpu_kick(%s)", name, cpuName(o))
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): qemu_cpu_kick(%s)", name, cpuNames[o])
+		}
 		m.scanNext(t, v)
 	case pcExclPending:
 		p := uint64(v.count) + 1
 		x.Store(s.mem, wPending, p)
-		x.Labelf("start_exclusive(%s): atomic_set(pending_cpus, %d)", name, p)
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): atomic_set(pending_cpus, %d)", name, p)
+		}
 		v.pc = pcExclUnlock
 		if p > 1 {
 			v.pc = pcExclWait
 		}
 	case pcExclWait:
 		x.Wait(&s.exclCond, "exclusive_cond", &s.listLock, listLock)
-		x.Labelf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond)", name)
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond)", name)
+		}
 		v.pc = pcExclRelock
 	case pcExclRelock:
 		// Re-acquire and re-test (pending_cpus is written only under the
 		// lock); waiting again is a step of its own (pcExclRewait).
+		if s.exclCond.Waiting(t) {
+			x.Block()
+			if x.Labelling() {
+				x.Labelf("exclusive_cond (start_exclusive: pending_cpus == 1, it is %d)", s.mem.Peek(wPending))
+			}
+			return
+		}
+		if listLockBusy(s, x) {
+			return
+		}
 		x.Lock(&s.listLock, listLock)
 		p := x.Load(s.mem, wPending)
 		if p > 1 {
-			x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == %d > 1", name, p)
+			if x.Labelling() {
+				x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == %d > 1", name, p)
+			}
 			v.pc = pcExclRewait
 			return
 		}
-		x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == %d", name, p)
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == %d", name, p)
+		}
 		v.pc = pcExclUnlock
 	case pcExclRewait:
 		x.Wait(&s.exclCond, "exclusive_cond", &s.listLock, listLock)
-		x.Labelf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond) again", name)
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): pending_cpus > 1, qemu_cond_wait(exclusive_cond) again", name)
+		}
 		v.pc = pcExclRelock
 	case pcExclIdleRewait:
 		x.Wait(&s.resumeCond, "exclusive_resume", &s.listLock, listLock)
-		x.Labelf("start_exclusive(%s): exclusive_idle: qemu_cond_wait(exclusive_resume) again", name)
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): exclusive_idle: qemu_cond_wait(exclusive_resume) again", name)
+		}
 		v.pc = pcExclIdleRelock
 	case pcExclUnlock:
 		x.Unlock(&s.listLock, listLock)
-		x.Labelf("start_exclusive(%s): qemu_mutex_unlock(qemu_cpu_list_lock): exclusive section begins", name)
+		if x.Labelling() {
+			x.Labelf("start_exclusive(%s): qemu_mutex_unlock(qemu_cpu_list_lock): exclusive section begins", name)
+		}
 		v.pc = pcSafeRun
 	case pcSafeRun:
 		m.flushOwnTLB(s, t, x)
-		x.Labelf("%s(%s): safe work flushes page X from %s's TLB, g_free(d)", flushFn, name, name)
+		if x.Labelling() {
+			x.Labelf("%s(%s): safe work flushes page X from %s's TLB, g_free(d)", flushFn, name, name)
+		}
 		v.pc = pcEndExclLock
 	case pcEndExclLock:
+		if listLockBusy(s, x) {
+			return
+		}
 		x.Lock(&s.listLock, listLock)
-		x.Labelf("end_exclusive(%s): qemu_mutex_lock(qemu_cpu_list_lock)", name)
+		if x.Labelling() {
+			x.Labelf("end_exclusive(%s): qemu_mutex_lock(qemu_cpu_list_lock)", name)
+		}
 		v.pc = pcEndExclStore
 	case pcEndExclStore:
 		// The store and the broadcast are one step: exclusive_resume's
 		// waiters re-test pending_cpus only after re-acquiring the lock.
 		x.Store(s.mem, wPending, 0)
 		x.Broadcast(&s.resumeCond, "exclusive_resume")
-		x.Labelf("end_exclusive(%s): atomic_set(pending_cpus, 0); qemu_cond_broadcast(exclusive_resume)", name)
+		if x.Labelling() {
+			x.Labelf("end_exclusive(%s): atomic_set(pending_cpus, 0); qemu_cond_broadcast(exclusive_resume)", name)
+		}
 		v.pc = pcEndExclUnlock
 	case pcEndExclUnlock:
 		x.Unlock(&s.listLock, listLock)
-		x.Labelf("end_exclusive(%s): qemu_mutex_unlock(qemu_cpu_list_lock)", name)
+		if x.Labelling() {
+			x.Labelf("end_exclusive(%s): qemu_mutex_unlock(qemu_cpu_list_lock)", name)
+		}
 		v.pc = pcItemDone
 	}
 }

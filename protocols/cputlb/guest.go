@@ -41,21 +41,29 @@ func (m *machine) flushName() string {
 // TB's steps (each guest access through the TLB, each helper action) run.
 func (m *machine) stepExec(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
-	name := cpuName(t)
+	name := cpuNames[t]
 	if v.pc == pcExec {
 		switch {
 		case v.halted:
-			x.Labelf("cpu_exec(%s): cpu->halted, return EXCP_HALTED", name)
+			if x.Labelling() {
+				x.Labelf("cpu_exec(%s): cpu->halted, return EXCP_HALTED", name)
+			}
 			v.pc = pcEnd
 		case x.Load(s.mem, wExitReq(t)) != 0:
-			x.Labelf("cpu_exec(%s): exit_request set, leave cpu_exec", name)
+			if x.Labelling() {
+				x.Labelf("cpu_exec(%s): exit_request set, leave cpu_exec", name)
+			}
 			v.pc = pcEnd
 		case m.programDone(t, v):
 			v.halted = true
-			x.Labelf("cpu_exec(%s): exit_request clear; the guest waits for an interrupt, cpu->halted = 1, EXCP_HLT", name)
+			if x.Labelling() {
+				x.Labelf("cpu_exec(%s): exit_request clear; the guest waits for an interrupt, cpu->halted = 1, EXCP_HLT", name)
+			}
 			v.pc = pcEnd
 		default:
-			x.Labelf("cpu_exec(%s): exit_request clear, run the next TB", name)
+			if x.Labelling() {
+				x.Labelf("cpu_exec(%s): exit_request clear, run the next TB", name)
+			}
 			v.pc = pcGuest
 		}
 		return
@@ -72,12 +80,16 @@ func (m *machine) stepExec(s *state, t int, x *model.Exec) {
 // either fills the TLB (the use is the next step) or raises a page fault.
 func (m *machine) stepTarget(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
-	name := cpuName(t)
+	name := cpuNames[t]
 	if v.tlb {
-		x.Touch(name+"->tlb", false)
-		x.Call(t, access{})
-		x.Return(t, mapped)
-		x.Labelf("cpu_exec(%s): guest load from page X hits the softmmu TLB entry X->P", name)
+		x.Touch(tlbNames[t], false)
+		if x.Recording() {
+			x.Call(t, access{})
+			x.Return(t, mapped)
+		}
+		if x.Labelling() {
+			x.Labelf("cpu_exec(%s): guest load from page X hits the softmmu TLB entry X->P", name)
+		}
 		if s.resumed {
 			x.Fail(NoStaleTranslation, "%s translates page X with the TLB entry X->P cached before cpu0 cleared the PTE, "+
 				"after cpu0 executed the instruction following %s: %s's flush item has not run (%s)",
@@ -88,14 +100,20 @@ func (m *machine) stepTarget(s *state, t int, x *model.Exec) {
 		return
 	}
 	if x.Load(s.mem, wPTE) != 0 {
-		x.Touch(name+"->tlb", true)
+		x.Touch(tlbNames[t], true)
 		v.tlb = true
-		x.Labelf("tlb_fill(%s): page walk finds pte(X) -> P, fill the TLB", name)
+		if x.Labelling() {
+			x.Labelf("tlb_fill(%s): page walk finds pte(X) -> P, fill the TLB", name)
+		}
 		return
 	}
-	x.Call(t, access{})
-	x.Return(t, fault)
-	x.Labelf("tlb_fill(%s): page walk finds pte(X) clear: guest page fault", name)
+	if x.Recording() {
+		x.Call(t, access{})
+		x.Return(t, fault)
+	}
+	if x.Labelling() {
+		x.Labelf("tlb_fill(%s): page walk finds pte(X) clear: guest page fault", name)
+	}
 	v.guest++
 	v.pc = pcExec
 }
@@ -121,9 +139,11 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 	switch v.guest {
 	case gClearPTE:
 		x.Store(s.mem, wPTE, 0)
-		x.Call(src, clearPTE{})
-		x.Return(src, done)
-		x.Call(src, invalidate{})
+		if x.Recording() {
+			x.Call(src, clearPTE{})
+			x.Return(src, done)
+			x.Call(src, invalidate{})
+		}
 		x.Label("cpu_exec(cpu0): guest clears pte(X) (*pte = 0; ptesync), then executes the broadcast invalidate")
 		v.guest = gQueue
 		v.idx = 1
@@ -131,12 +151,17 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 		// queue_work_on_cpu on a target: lock its cpu->lock and append,
 		// kick, unlock (work.go).
 		c := int(v.idx)
+		if cpuLockBusy(s, c, x) {
+			return
+		}
 		it := itemRemoteBQL
 		if m.cfg.noBQL {
 			it = itemRemoteNoBQL
 		}
 		m.queueLock(s, c, it, x)
-		x.Labelf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(c, true), cpuLockName(c), workList(c))
+		if x.Labelling() {
+			x.Labelf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(c, true), cpuLockNames[c], workLists[c])
+		}
 		v.guest = gQueueKick
 		if !m.cfg.kickQueue {
 			v.guest = gQueueUnlock
@@ -144,15 +169,19 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 	case gQueueKick:
 		c := int(v.idx)
 		m.kick(s, c, x)
-		x.Labelf("%s: qemu_cpu_kick(%s): qemu_cond_broadcast(%s->halt_cond), cpu_exit", m.queueCall(c, false), cpuName(c), cpuName(c))
+		if x.Labelling() {
+			x.Labelf("%s: qemu_cpu_kick(%s): qemu_cond_broadcast(%s->halt_cond), cpu_exit", m.queueCall(c, false), cpuNames[c], cpuNames[c])
+		}
 		v.guest = gQueueUnlock
 	case gQueueUnlock:
 		c := int(v.idx)
 		m.queueUnlock(s, c, x)
-		if m.cfg.kickQueue {
-			x.Labelf("%s: qemu_mutex_unlock(%s)", m.queueCall(c, false), cpuLockName(c))
-		} else {
-			x.Labelf("%s: qemu_mutex_unlock(%s) without a kick", m.queueCall(c, false), cpuLockName(c))
+		if x.Labelling() {
+			if m.cfg.kickQueue {
+				x.Labelf("%s: qemu_mutex_unlock(%s)", m.queueCall(c, false), cpuLockNames[c])
+			} else {
+				x.Labelf("%s: qemu_mutex_unlock(%s) without a kick", m.queueCall(c, false), cpuLockNames[c])
+			}
 		}
 		v.idx++
 		v.guest = gQueue
@@ -163,17 +192,25 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 	case gOwn:
 		if m.cfg.synced {
 			// On its own cpu->lock, which only the source takes (and
-			// not while it runs guest code): one step (work.go).
+			// not while it runs guest code): one step (work.go). The
+			// lock is free here; were it not, the step would wait.
+			if cpuLockBusy(s, src, x) {
+				return
+			}
 			m.queueLock(s, src, itemSafe, x)
 			m.kick(s, src, x)
 			m.queueUnlock(s, src, x)
-			x.Labelf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn)
+			if x.Labelling() {
+				x.Labelf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn)
+			}
 		} else {
 			// The non-synced helper flushes the source at once
 			// (tlb_flush_page_by_mmuidx_async_0), not through a work item.
-			x.Touch("cpu0->tlb", true)
+			x.Touch(tlbNames[src], true)
 			v.tlb = false
-			x.Labelf("%s: tlb_flush_page_by_mmuidx_async_0(cpu0): flush page X from cpu0's TLB at once", fn)
+			if x.Labelling() {
+				x.Labelf("%s: tlb_flush_page_by_mmuidx_async_0(cpu0): flush page X from cpu0's TLB at once", fn)
+			}
 		}
 		v.guest = gTBEnd
 	case gTBEnd:
@@ -197,9 +234,9 @@ func (m *machine) queueCall(c int, withFn bool) string {
 		async = "async_run_on_cpu_no_bql"
 	}
 	if withFn {
-		return fmt.Sprintf("%s: flush_all_helper: %s(%s, %s)", m.flushName(), async, cpuName(c), flushFn)
+		return fmt.Sprintf("%s: flush_all_helper: %s(%s, %s)", m.flushName(), async, cpuNames[c], flushFn)
 	}
-	return fmt.Sprintf("%s: flush_all_helper: %s(%s)", m.flushName(), async, cpuName(c))
+	return fmt.Sprintf("%s: flush_all_helper: %s(%s)", m.flushName(), async, cpuNames[c])
 }
 
 // nextInstruction is the source's guest instruction after the invalidate:
@@ -207,9 +244,13 @@ func (m *machine) queueCall(c int, withFn bool) string {
 func (m *machine) nextInstruction(s *state, x *model.Exec, how string) {
 	v := &s.cpu[src]
 	x.Touch("frame P", true)
-	x.Return(src, done)
+	if x.Recording() {
+		x.Return(src, done)
+	}
 	s.resumed = true
-	x.Labelf("cpu_exec(cpu0): %sguest executes the instruction after the invalidate (*memP = 1): the flush must be complete", how)
+	if x.Labelling() {
+		x.Labelf("cpu_exec(cpu0): %sguest executes the instruction after the invalidate (*memP = 1): the flush must be complete", how)
+	}
 	v.guest = gSrcDone
 	v.pc = pcExec
 }

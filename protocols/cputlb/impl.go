@@ -59,16 +59,16 @@ package cputlb
 //     both.
 //
 // rt has no "done" state for a goroutine parked forever (the model's vCPU
-// asleep on halt_cond with nothing left to do, Status.Done): a run whose
-// goroutines all wait is a deadlock. A vCPU whose guest has halted, whose
-// work list is empty and to which nothing can be queued any more (cpu0
-// after its own flush; a target whose flush item was queued, which it then
-// ran) releases cpu->lock in the model's wait step, as the wait does, and
-// exits instead of waiting. Nothing could wake it: flush items are queued
-// once, and start_exclusive only kicks vCPUs it saw running, which cannot
-// reach qemu_tcg_wait_io_event before the kick (they block on
-// qemu_cpu_list_lock in cpu_exec_start or cpu_exec_end). A vCPU that
-// sleeps and is never kicked (no-kick) is the deadlock the model reports.
+// asleep on halt_cond with nothing left to do, whose step says Done): a run
+// whose goroutines all wait is a deadlock. A vCPU whose guest has halted,
+// whose work list is empty and to which nothing can be queued any more
+// (cpu0 after its own flush; a target whose flush item was queued, which it
+// then ran) releases cpu->lock in the model's wait step, as the wait does,
+// and exits instead of waiting. Nothing could wake it: flush items are
+// queued once, and start_exclusive only kicks vCPUs it saw running, which
+// cannot reach qemu_tcg_wait_io_event before the kick (they block on
+// qemu_cpu_list_lock in cpu_exec_start or cpu_exec_end). A vCPU that sleeps
+// and is never kicked (no-kick) is the deadlock the model reports.
 
 import (
 	"fmt"
@@ -532,7 +532,7 @@ func (v *vc) waitIOEvent() bool {
 		wait := "qemu_tcg_wait_io_event(" + name + "): cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)"
 		if v.t == src || rc.queued {
 			// Nothing can be queued on this vCPU any more: the model's
-			// vCPU sleeps here for good (Status.Done). The wait's
+			// vCPU sleeps here for good (its step says Done). The wait's
 			// release of the lock, then exit.
 			rc.lock.Unlock(wait)
 			return false

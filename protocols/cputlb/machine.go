@@ -1,8 +1,6 @@
 package cputlb
 
 import (
-	"fmt"
-
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -14,23 +12,30 @@ type machine struct {
 	cfg      config
 	n        int
 	accesses uint8
+	threads  []string
+	mem      []string // names of the memory words
+	props    model.Properties
 }
 
-func cpuName(c int) string { return fmt.Sprintf("cpu%d", c) }
-
-func (m *machine) Threads() []string {
-	out := make([]string, m.n)
-	for c := range out {
-		out[c] = cpuName(c)
+func newMachineOf(cfg config, n, accesses int) *machine {
+	m := &machine{cfg: cfg, n: n, accesses: uint8(accesses), threads: cpuNames[:n:n], mem: memNames(n)}
+	m.props = model.Properties{
+		Invariants: []model.Invariant{{Name: WorkOnce, Check: m.workOnce}},
+		Metrics:    []string{"bql-acquisitions", "kicks"},
+		Spec:       spec,
 	}
-	return out
+	return m
 }
+
+func (m *machine) Threads() []string { return m.threads }
+
+func (m *machine) Properties() model.Properties { return m.props }
 
 // Init is the start of the interesting window: every vCPU has used page X
 // (its TLB holds X->P), drained its work list and is about to call
 // cpu_exec_start; no exclusive section is pending and no exit is requested.
 func (m *machine) Init() model.State {
-	s := &state{n: uint8(m.n), mem: model.NewMem(memNames(m.n)...)}
+	s := &state{n: uint8(m.n), mem: model.NewMem(m.mem...)}
 	s.mem.Init(wPTE, 1)
 	for c := 0; c < m.n; c++ {
 		s.cpu[c].tlb = true
@@ -38,105 +43,19 @@ func (m *machine) Init() model.State {
 	return s
 }
 
-func (m *machine) Metrics() []string { return []string{"bql-acquisitions", "kicks"} }
-
-// Enabled lists, per thread, its next step when that step can run: a lock
-// step needs the mutex free, a thread in a wait set needs a wake-up first.
-func (m *machine) Enabled(st model.State, buf []model.Choice) []model.Choice {
+// Step runs thread t's next step. A step that needs a lock someone else
+// holds, or a wake-up that has not come, blocks before it changes
+// anything, its label naming what it waits for (the text of a deadlock
+// report).
+func (m *machine) Step(st model.State, t int, x *model.Exec) {
 	s := st.(*state)
-	for t := 0; t < m.n; t++ {
-		v := &s.cpu[t]
-		ok := true
-		switch v.pc {
-		case pcStartLock, pcEndLock, pcExclLock, pcEndExclLock:
-			ok = s.listLock.Free()
-		case pcStartRelock, pcExclIdleRelock:
-			ok = !s.resumeCond.Waiting(t) && s.listLock.Free()
-		case pcExclRelock:
-			ok = !s.exclCond.Waiting(t) && s.listLock.Free()
-		case pcHaltRelock:
-			ok = !s.haltCond[t].Waiting(t) && s.cpuLock[t].Free()
-		case pcClearExit, pcItemDone:
-			ok = s.cpuLock[t].Free()
-		case pcGuest:
-			// The source's queue_work_on_cpu takes the target's cpu->lock.
-			if c := m.lockingQueueStep(t, v); c >= 0 {
-				ok = s.cpuLock[c].Free()
-			}
-		case pcItemBQL:
-			ok = s.bql.Free()
-		case pcEndSignal:
-			for a := 0; a < s.exclCond.SignalAlts(); a++ {
-				buf = append(buf, model.Choice{Thread: t, Alt: a})
-			}
-			continue
-		}
-		if ok {
-			buf = append(buf, model.Choice{Thread: t})
-		}
-	}
-	return buf
-}
-
-// Status names what a blocked thread waits for. A vCPU asleep on its
-// halt_cond with an empty work list and its guest program finished is done:
-// nothing is left for it to do until the next interrupt.
-func (m *machine) Status(st model.State, t int) model.Status {
-	s := st.(*state)
-	v := &s.cpu[t]
-	switch v.pc {
-	case pcHaltRelock:
-		if s.haltCond[t].Waiting(t) {
-			if v.qlen == 0 && m.programDone(t, v) {
-				return model.Status{Done: true}
-			}
-			return model.Status{WaitsFor: fmt.Sprintf("%s->halt_cond (halted with %d queued work item(s) and nobody left to kick it)", cpuName(t), v.qlen)}
-		}
-		return model.Status{WaitsFor: fmt.Sprintf("%s->lock (%s)", cpuName(t), s.cpuLock[t])}
-	case pcStartLock, pcEndLock, pcExclLock, pcEndExclLock:
-		return model.Status{WaitsFor: "qemu_cpu_list_lock (" + s.listLock.String() + ")"}
-	case pcStartRelock, pcExclIdleRelock:
-		if s.resumeCond.Waiting(t) {
-			return model.Status{WaitsFor: "exclusive_resume (exclusive_idle: pending_cpus == 0)"}
-		}
-		return model.Status{WaitsFor: "qemu_cpu_list_lock (" + s.listLock.String() + ")"}
-	case pcExclRelock:
-		if s.exclCond.Waiting(t) {
-			return model.Status{WaitsFor: fmt.Sprintf("exclusive_cond (start_exclusive: pending_cpus == 1, it is %d)", s.mem.Peek(wPending))}
-		}
-		return model.Status{WaitsFor: "qemu_cpu_list_lock (" + s.listLock.String() + ")"}
-	case pcItemBQL:
-		return model.Status{WaitsFor: "the BQL (" + s.bql.String() + ")"}
-	case pcClearExit, pcItemDone:
-		return model.Status{WaitsFor: fmt.Sprintf("%s->lock (%s)", cpuName(t), s.cpuLock[t])}
-	case pcGuest:
-		if c := m.lockingQueueStep(t, v); c >= 0 {
-			return model.Status{WaitsFor: fmt.Sprintf("%s->lock (%s)", cpuName(c), s.cpuLock[c])}
-		}
-	}
-	return model.Status{}
-}
-
-// lockingQueueStep is the target whose cpu->lock thread t's next step
-// acquires in queue_work_on_cpu, or -1.
-func (m *machine) lockingQueueStep(t int, v *vcpu) int {
-	if t != src || v.guest != gQueue {
-		return -1
-	}
-	return int(v.idx)
-}
-
-// Step applies choice c: thread c.Thread takes its next step.
-func (m *machine) Step(st model.State, c model.Choice, x *model.Exec) model.State {
-	s := st.Clone().(*state)
-	t := c.Thread
 	switch s.cpu[t].pc {
 	case pcStart, pcStartCheck, pcStartLock, pcStartWaiter, pcStartRelock, pcStartRewait, pcStartUnlock:
 		m.stepExecStart(s, t, x)
 	case pcExec, pcGuest:
 		m.stepExec(s, t, x)
 	case pcEnd, pcEndCheck, pcEndLock, pcEndWaiter, pcEndSignal, pcEndUnlock:
-		m.stepExecEnd(s, t, c.Alt, x)
+		m.stepExecEnd(s, t, x)
 	case pcClearExit, pcIdle, pcHaltRelock:
 		m.stepIdle(s, t, x)
 	case pcItemBQL, pcItemRun, pcItemUnBQL, pcItemDone:
@@ -144,5 +63,49 @@ func (m *machine) Step(st model.State, c model.Choice, x *model.Exec) model.Stat
 	default:
 		m.stepExclusive(s, t, x)
 	}
-	return s
+}
+
+// done: vCPU t is asleep on its halt_cond with an empty work list and its
+// guest program finished; nothing is left for it to do until the next
+// interrupt.
+func (m *machine) done(s *state, t int) bool {
+	v := &s.cpu[t]
+	return v.pc == pcHaltRelock && s.haltCond[t].Waiting(t) && v.qlen == 0 && m.programDone(t, v)
+}
+
+// listLockBusy blocks the step when qemu_cpu_list_lock is held, naming it.
+func listLockBusy(s *state, x *model.Exec) bool {
+	if s.listLock.Free() {
+		return false
+	}
+	x.Block()
+	if x.Labelling() {
+		x.Label(listLock + " (" + s.listLock.String() + ")")
+	}
+	return true
+}
+
+// cpuLockBusy blocks the step when vCPU c's cpu->lock is held, naming it.
+func cpuLockBusy(s *state, c int, x *model.Exec) bool {
+	if s.cpuLock[c].Free() {
+		return false
+	}
+	x.Block()
+	if x.Labelling() {
+		x.Label(cpuLockNames[c] + " (" + s.cpuLock[c].String() + ")")
+	}
+	return true
+}
+
+// asleep blocks the step of thread t while it is in c's wait set, with
+// the label what (what the wake-up waits for).
+func asleep(c *model.Cond, t int, x *model.Exec, what string) bool {
+	if !c.Waiting(t) {
+		return false
+	}
+	x.Block()
+	if x.Labelling() {
+		x.Label(what)
+	}
+	return true
 }

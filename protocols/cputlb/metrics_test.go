@@ -25,8 +25,8 @@ func metric(t *testing.T, r *explorer.Result, name string) explorer.Metric {
 // with async_run_on_cpu_no_bql no flush takes it. Exact over every
 // execution (bfs state graphs are acyclic).
 func TestBQLAcquisitions(t *testing.T) {
-	synced, _ := explore(t, "synced", nil, explorer.Options{})
-	noBQL, _ := explore(t, "synced-no-bql", nil, explorer.Options{})
+	synced, _ := explore(t, "synced", nil, explorer.Options{Metrics: true})
+	noBQL, _ := explore(t, "synced-no-bql", nil, explorer.Options{Metrics: true})
 	b, n := metric(t, synced, "bql-acquisitions"), metric(t, noBQL, "bql-acquisitions")
 	if b.Min != 1 || b.Max != 1 || b.Mean != 1 {
 		t.Errorf("synced: bql-acquisitions min/max/mean %d/%d/%g, want 1/1/1 (one remote job)", b.Min, b.Max, b.Mean)

@@ -6,22 +6,20 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// Invariants: no-stale-translation is checked inside the TLB-use step (the
-// observer source_resumed is part of the state, so bfs merging states is
-// sound); work-once is checked inside the flush and free steps (at most
-// once) and here, at the end of an execution (exactly once).
-func (m *machine) Invariants() []model.Invariant {
-	return []model.Invariant{{Name: WorkOnce, Check: m.workOnce}}
-}
-
-// workOnce: when every vCPU is done, each flush item queued by the
+// workOnce is the invariant of work-once. The property is checked in two
+// places: inside the flush and free steps (at most once), and here, at the
+// end of an execution (exactly once). no-stale-translation is checked
+// inside the TLB-use step (the observer source_resumed is part of the
+// state, so bfs merging states is sound).
+//
+// When every vCPU is done, each flush item queued by the
 // invalidate has run exactly once on its target and both its
 // TLBFlushPageByMMUIdxData and its qemu_work_item were freed exactly once;
 // every target got one, and the source got its safe item when synced.
 func (m *machine) workOnce(st model.State) string {
 	s := st.(*state)
 	for t := 0; t < m.n; t++ {
-		if !m.Status(s, t).Done {
+		if !m.done(s, t) {
 			return ""
 		}
 	}

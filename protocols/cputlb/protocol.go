@@ -12,7 +12,7 @@ const (
 	WorkOnce           = "work-once"
 )
 
-// Metric indexes into machine.Metrics.
+// Metric indexes into the machine's Properties().Metrics.
 const (
 	mBQL = iota
 	mKicks
@@ -83,7 +83,7 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 			if n < 2 || n > maxCPUs || acc < 1 || acc > 3 {
 				return nil, fmt.Errorf("cpus=%d accesses=%d out of range", n, acc)
 			}
-			return &machine{cfg: v.cfg, n: n, accesses: uint8(acc)}, nil
+			return newMachineOf(v.cfg, n, acc), nil
 		}
 	}
 	return nil, fmt.Errorf("unknown variant %q", variant)

@@ -50,9 +50,7 @@ func (clearPTE) String() string   { return "clear pte(X)" }
 func (invalidate) String() string { return "tlbi(X)" }
 func (access) String() string     { return "load(X)" }
 
-// Spec returns the page-mapping register specification.
-func (m *machine) Spec() *model.Spec { return spec }
-
+// spec is the page-mapping register specification.
 var spec = &model.Spec{
 	Name: "page mapping register (broadcast invalidate = write, guest access = read)",
 	Model: porcupine.Model{

@@ -1,6 +1,7 @@
 package cputlb
 
 import (
+	"math/bits"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -44,30 +45,58 @@ func TestRandomWalksLinearizable(t *testing.T) {
 
 // withoutStepAssertions hides the no-stale-translation assertion of a
 // machine, so that a buggy variant's executions run to their end and only
-// the history check can catch them.
+// the history check can catch them. Each step runs on an Exec of its own,
+// first on a copy to learn how many alternatives it offers (the draw is
+// then made on the explorer's Exec), then on the state with that
+// alternative; what it did is passed on, except that assertion.
 type withoutStepAssertions struct {
 	model.Machine
 	inner *model.Exec
 }
 
-func (w *withoutStepAssertions) Step(s model.State, c model.Choice, x *model.Exec) model.State {
-	w.inner.Reset(c.Thread)
-	next := w.Machine.Step(s, c, w.inner)
-	if v := w.inner.Violation(); v != nil && v.Property != NoStaleTranslation {
+func newWithoutStepAssertions(m model.Machine) *withoutStepAssertions {
+	inner := model.NewExec(len(m.Properties().Metrics))
+	inner.SetThreadNames(m.Threads())
+	return &withoutStepAssertions{Machine: m, inner: inner}
+}
+
+func (w *withoutStepAssertions) Step(s model.State, t int, x *model.Exec) {
+	in := w.inner
+	in.SetModes(x.Labelling(), x.Recording())
+	in.Reset(t, -1)
+	w.Machine.Step(model.Clone(w.Machine, s), t, in)
+	switch in.Outcome() {
+	case model.Blocked:
+		x.Block()
+		x.Label(in.StepLabel())
+		return
+	case model.Finished:
+		x.Done()
+		return
+	}
+	alt := 0
+	if set, _, _ := in.Offered(); set != 0 {
+		alt = x.Choose(bits.OnesCount64(set))
+	}
+	in.Reset(t, alt)
+	w.Machine.Step(s, t, in)
+	if v := in.Violation(); v != nil && v.Property != NoStaleTranslation {
 		x.Fail(v.Property, "%s", v.Message)
 	}
-	x.Label(w.inner.StepLabel())
-	for _, e := range w.inner.Events() {
+	x.Label(in.StepLabel())
+	for _, a := range in.Footprint() {
+		x.Touch(a.Object, a.Write)
+	}
+	for _, e := range in.Events() {
 		if e.Return {
 			x.Return(e.Client, e.Output)
 		} else {
 			x.Call(e.Client, e.Input)
 		}
 	}
-	for k, d := range w.inner.Counts() {
+	for k, d := range in.Counts() {
 		x.Count(k, d)
 	}
-	return next
 }
 
 // TestBuggyHistoryNotLinearizable: with the step assertion hidden, seeded
@@ -81,7 +110,7 @@ func TestBuggyHistoryNotLinearizable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &withoutStepAssertions{Machine: m, inner: model.NewExec(len(m.Metrics()))}
+		w := newWithoutStepAssertions(m)
 		r, err := explorer.Explore(w, explorer.Options{Strategy: explorer.Random, Seed: 1})
 		if err != nil {
 			t.Fatal(err)

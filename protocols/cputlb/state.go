@@ -1,13 +1,15 @@
 package cputlb
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/protocheck/protocheck/model"
 )
 
-// maxCPUs bounds the cpus parameter; fixed arrays keep Clone a plain copy.
+// maxCPUs bounds the cpus parameter; the state's fixed arrays and the
+// per-CPU names below are sized for it.
 const maxCPUs = 4
 
 // Shared words, in model.Mem: the page-table entry of page X, the exclusive
@@ -33,6 +35,30 @@ func memNames(n int) []string {
 	}
 	return names
 }
+
+// The names of each vCPU's objects, made once: a step names the objects
+// it touches, and formatting a name per step would cost more than the
+// step.
+var (
+	cpuNames      = perCPUNames("")
+	tlbNames      = perCPUNames("->tlb")
+	workLists     = perCPUNames("->work_list")
+	cpuLockNames  = perCPUNames("->lock")
+	haltCondNames = perCPUNames("->halt_cond")
+	cpuCondNames  = perCPUNames("->cond")
+)
+
+func perCPUNames(suffix string) [maxCPUs]string {
+	var out [maxCPUs]string
+	for c := range out {
+		out[c] = fmt.Sprintf("cpu%d%s", c, suffix)
+	}
+	return out
+}
+
+func cpuName(c int) string     { return cpuNames[c] }
+func cpuLockName(c int) string { return cpuLockNames[c] }
+func workList(c int) string    { return workLists[c] }
 
 // An item is a qemu_work_item on a vCPU's work list. Only the flush items
 // of the one broadcast invalidate exist in the model.
@@ -74,8 +100,11 @@ type vcpu struct {
 	freedW uint8 // observer: g_free(wi)
 }
 
+// state is one global state: plain data, the per-vCPU parts in arrays
+// sized for the largest instance (of which the first n are used), so that
+// copying a state is copying a struct and its memory's words.
 type state struct {
-	n   uint8
+	n   uint8 // vCPUs of the instance (the machine's; not encoded)
 	mem model.Mem
 	cpu [maxCPUs]vcpu
 
@@ -91,20 +120,25 @@ type state struct {
 	resumed bool
 }
 
-func (s *state) Clone() model.State {
-	c := *s
-	c.mem = s.mem.Clone()
-	return &c
-}
+// The encoding (AppendKey, Decode) is the form in which the explorer
+// stores a state, so it is compact: the memory's words (one byte each,
+// their values are small), then per vCPU of the instance one byte per
+// field, its two booleans sharing one, its cpu->lock as the holder + 1 and
+// its halt_cond as the set of its waiters (one bit per vCPU), then the
+// global mutexes and condition variables the same way and the observer.
+// Work-list slots beyond qlen are always itemNone (popNext clears them),
+// so two states with the same encoding are the same state.
+const cpuKeyLen = 15
 
-func condBits(c model.Cond, n int) byte {
-	var b byte
-	for t := 0; t < n; t++ {
-		if c.Waiting(t) {
-			b |= 1 << uint(t)
-		}
-	}
-	return b
+// CopyFrom makes s a copy of src (model.Copier): the explorer decodes a
+// state once per expansion and copies it for each step it tries. Every
+// field is plain data but the memory, whose buffers s keeps.
+func (s *state) CopyFrom(src model.State) {
+	o := src.(*state)
+	mem := s.mem
+	*s = *o
+	s.mem = mem
+	s.mem.CopyFrom(o.mem)
 }
 
 func boolByte(b bool) byte {
@@ -114,6 +148,8 @@ func boolByte(b bool) byte {
 	return 0
 }
 
+func mutexByte(mu model.Mutex) byte { return byte(mu.Holder() + 1) }
+
 func (s *state) AppendKey(b []byte) []byte {
 	n := int(s.n)
 	b = s.mem.AppendKey(b)
@@ -121,12 +157,55 @@ func (s *state) AppendKey(b []byte) []byte {
 		v := &s.cpu[c]
 		b = append(b, byte(v.pc), v.guest, v.idx, v.count, byte(v.cur), byte(v.queue[0]), byte(v.queue[1]), v.qlen,
 			boolByte(v.halted)|boolByte(v.tlb)<<1, v.posted, v.ran, v.freedD, v.freedW,
-			byte(s.cpuLock[c].Holder()+1), condBits(s.haltCond[c], n))
+			mutexByte(s.cpuLock[c]), byte(s.haltCond[c].Set()))
 	}
-	return append(b, byte(s.listLock.Holder()+1), byte(s.bql.Holder()+1),
-		condBits(s.exclCond, n), condBits(s.resumeCond, n), boolByte(s.resumed))
+	return append(b, mutexByte(s.listLock), mutexByte(s.bql),
+		byte(s.exclCond.Set()), byte(s.resumeCond.Set()), boolByte(s.resumed))
 }
 
+// Decode reads a state encoded by AppendKey (of the same machine) into s,
+// refusing an encoding of the wrong length or with a value no state has.
+func (s *state) Decode(b []byte) error {
+	n := int(s.n)
+	b, err := s.mem.DecodeFrom(b)
+	if err != nil {
+		return err
+	}
+	if len(b) != n*cpuKeyLen+5 {
+		return fmt.Errorf("cputlb: %d bytes of state after the memory, want %d", len(b), n*cpuKeyLen+5)
+	}
+	for c := 0; c < n; c++ {
+		k := b[c*cpuKeyLen : (c+1)*cpuKeyLen]
+		if int(k[0]) >= len(pcNames) || int(k[4]) >= len(itemNames) || int(k[5]) >= len(itemNames) ||
+			int(k[6]) >= len(itemNames) || int(k[7]) > len(s.cpu[c].queue) || k[8] > 3 {
+			return fmt.Errorf("cputlb: cpu%d: pc %d, items %d %d %d, %d queued, flags %#x", c, k[0], k[4], k[5], k[6], k[7], k[8])
+		}
+		if int(k[13]) > n || int(k[14]) >= 1<<uint(n) {
+			return errSync
+		}
+		s.cpu[c] = vcpu{
+			pc: pc(k[0]), guest: k[1], idx: k[2], count: k[3], cur: item(k[4]),
+			queue: [2]item{item(k[5]), item(k[6])}, qlen: k[7],
+			halted: k[8]&1 != 0, tlb: k[8]&2 != 0,
+			posted: k[9], ran: k[10], freedD: k[11], freedW: k[12],
+		}
+		s.cpuLock[c] = model.HeldMutex(int(k[13]) - 1)
+		s.haltCond[c] = model.CondWith(uint64(k[14]))
+	}
+	g := b[n*cpuKeyLen:]
+	if int(g[0]) > n || int(g[1]) > n || int(g[2]) >= 1<<uint(n) || int(g[3]) >= 1<<uint(n) || g[4] > 1 {
+		return errSync
+	}
+	s.listLock, s.bql = model.HeldMutex(int(g[0])-1), model.HeldMutex(int(g[1])-1)
+	s.exclCond, s.resumeCond = model.CondWith(uint64(g[2])), model.CondWith(uint64(g[3]))
+	s.resumed = g[4] != 0
+	return nil
+}
+
+var errSync = errors.New("cputlb: state encoding: a mutex held by no vCPU of the machine, a waiter that is not one, or an observer out of range")
+
+// Vars are the variables traces show, by the names and in the texts of
+// QEMU's objects.
 func (s *state) Vars() []model.Var {
 	out := s.mem.Vars()
 	out = append(out,
@@ -136,7 +215,7 @@ func (s *state) Vars() []model.Var {
 		model.Var{Name: "exclusive_resume", Value: s.resumeCond.String()})
 	for c := 0; c < int(s.n); c++ {
 		v := &s.cpu[c]
-		p := fmt.Sprintf("cpu%d.", c)
+		p := cpuNames[c] + "."
 		q := "["
 		for i := 0; i < int(v.qlen); i++ {
 			if i > 0 {

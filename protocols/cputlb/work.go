@@ -1,10 +1,6 @@
 package cputlb
 
-import (
-	"fmt"
-
-	"github.com/protocheck/protocheck/model"
-)
+import "github.com/protocheck/protocheck/model"
 
 // cpu->lock (the per-CPU lock of the branch) protects the work list and is
 // the mutex halt_cond waits with. Its critical sections are steps as
@@ -35,17 +31,15 @@ import (
 //     step: nobody else holds the lock then (the item was queued, so its
 //     queuer has unlocked, and nothing is queued twice on a vCPU).
 
-func workList(c int) string    { return cpuName(c) + "->work_list" }
-func cpuLockName(c int) string { return cpuName(c) + "->lock" }
-
 // queueLock is queue_work_on_cpu's first step: lock the target's
-// cpu->lock and append the item.
+// cpu->lock and append the item. The caller has blocked the step while
+// the lock is held (cpuLockBusy).
 func (m *machine) queueLock(s *state, c int, it item, x *model.Exec) {
 	v := &s.cpu[c]
-	x.Lock(&s.cpuLock[c], cpuLockName(c))
-	x.Touch(workList(c), true)
+	x.Lock(&s.cpuLock[c], cpuLockNames[c])
+	x.Touch(workLists[c], true)
 	if int(v.qlen) == len(v.queue) {
-		x.Fail(WorkOnce, "model error: %s's work list is full", cpuName(c))
+		x.Fail(WorkOnce, "model error: %s's work list is full", cpuNames[c])
 		return
 	}
 	v.queue[v.qlen] = it
@@ -55,14 +49,14 @@ func (m *machine) queueLock(s *state, c int, it item, x *model.Exec) {
 
 // queueUnlock is queue_work_on_cpu's last step.
 func (m *machine) queueUnlock(s *state, c int, x *model.Exec) {
-	x.Unlock(&s.cpuLock[c], cpuLockName(c))
+	x.Unlock(&s.cpuLock[c], cpuLockNames[c])
 }
 
 // kick is qemu_cpu_kick under MTTCG: broadcast halt_cond and cpu_exit
 // (exit_request = 1). The two commute for every observer (a halt_cond
 // waiter re-tests the work list, never exit_request), so they are one step.
 func (m *machine) kick(s *state, c int, x *model.Exec) {
-	x.Broadcast(&s.haltCond[c], cpuName(c)+"->halt_cond")
+	x.Broadcast(&s.haltCond[c], haltCondNames[c])
 	x.Store(s.mem, wExitReq(c), 1)
 	x.Count(mKicks, 1)
 }
@@ -72,30 +66,59 @@ func (m *machine) kick(s *state, c int, x *model.Exec) {
 // and qemu_wait_io_event_common -> process_queued_cpu_work.
 func (m *machine) stepIdle(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
-	name := cpuName(t)
+	name := cpuNames[t]
 	switch v.pc {
 	case pcClearExit:
-		x.Lock(&s.cpuLock[t], cpuLockName(t))
+		if cpuLockBusy(s, t, x) {
+			return
+		}
+		x.Lock(&s.cpuLock[t], cpuLockNames[t])
 		x.Store(s.mem, wExitReq(t), 0)
 		x.Fence()
-		x.Labelf("qemu_tcg_cpu_thread_fn(%s): qemu_mutex_lock(%s); atomic_mb_set(exit_request, 0)", name, cpuLockName(t))
+		if x.Labelling() {
+			x.Labelf("qemu_tcg_cpu_thread_fn(%s): qemu_mutex_lock(%s); atomic_mb_set(exit_request, 0)", name, cpuLockNames[t])
+		}
 		v.pc = pcIdle
 	case pcIdle:
 		// cpu_thread_is_idle, with cpu->lock held: halted with an empty
 		// work list. When not idle the thread goes on to pop the work
 		// list; the check and the pop are one step under the lock.
-		x.Touch(workList(t), false)
+		x.Touch(workLists[t], false)
 		if v.halted && v.qlen == 0 {
-			x.Wait(&s.haltCond[t], name+"->halt_cond", &s.cpuLock[t], cpuLockName(t))
-			x.Labelf("qemu_tcg_wait_io_event(%s): cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)", name)
+			x.Wait(&s.haltCond[t], haltCondNames[t], &s.cpuLock[t], cpuLockNames[t])
+			if x.Labelling() {
+				x.Labelf("qemu_tcg_wait_io_event(%s): cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)", name)
+			}
 			v.pc = pcHaltRelock
 			return
 		}
-		m.popNext(s, t, x, fmt.Sprintf("qemu_tcg_wait_io_event(%s): not idle; process_queued_cpu_work: ", name), false)
+		prefix := ""
+		if x.Labelling() {
+			prefix = "qemu_tcg_wait_io_event(" + name + "): not idle; process_queued_cpu_work: "
+		}
+		m.popNext(s, t, x, prefix, false)
 	case pcHaltRelock:
 		// Woken: re-acquire cpu->lock; the idle test is the next step.
-		x.Lock(&s.cpuLock[t], cpuLockName(t))
-		x.Labelf("qemu_tcg_wait_io_event(%s): woken, re-acquires %s", name, cpuLockName(t))
+		// Asleep with nothing queued and the guest halted for good, the
+		// vCPU is done.
+		if s.haltCond[t].Waiting(t) {
+			if v.qlen == 0 && m.programDone(t, v) {
+				x.Done()
+				return
+			}
+			x.Block()
+			if x.Labelling() {
+				x.Labelf("%s (halted with %d queued work item(s) and nobody left to kick it)", haltCondNames[t], v.qlen)
+			}
+			return
+		}
+		if cpuLockBusy(s, t, x) {
+			return
+		}
+		x.Lock(&s.cpuLock[t], cpuLockNames[t])
+		if x.Labelling() {
+			x.Labelf("qemu_tcg_wait_io_event(%s): woken, re-acquires %s", name, cpuLockNames[t])
+		}
 		v.pc = pcIdle
 	}
 }
@@ -106,31 +129,39 @@ func (m *machine) stepIdle(s *state, t int, x *model.Exec) {
 // cpu->cond if an item ran).
 func (m *machine) popNext(s *state, t int, x *model.Exec, prefix string, afterItem bool) {
 	v := &s.cpu[t]
-	x.Touch(workList(t), true)
+	x.Touch(workLists[t], true)
 	if v.qlen == 0 {
 		if afterItem {
 			// qemu_cond_broadcast(cpu->cond) for run_on_cpu waiters,
 			// of which this model has none.
-			x.Touch(cpuName(t)+"->cond", true)
+			x.Touch(cpuCondNames[t], true)
 		}
-		x.Unlock(&s.cpuLock[t], cpuLockName(t))
-		x.Labelf("%swork list empty", prefix)
+		x.Unlock(&s.cpuLock[t], cpuLockNames[t])
+		if x.Labelling() {
+			x.Labelf("%swork list empty", prefix)
+		}
 		v.pc = pcStart
 		return
 	}
 	v.cur = v.queue[0]
 	v.queue[0], v.queue[1] = v.queue[1], itemNone
 	v.qlen--
-	x.Unlock(&s.cpuLock[t], cpuLockName(t))
+	x.Unlock(&s.cpuLock[t], cpuLockNames[t])
 	switch v.cur {
 	case itemRemoteBQL:
-		x.Labelf("%spop %s (wi->bql)", prefix, flushFn)
+		if x.Labelling() {
+			x.Labelf("%spop %s (wi->bql)", prefix, flushFn)
+		}
 		v.pc = pcItemBQL
 	case itemRemoteNoBQL:
-		x.Labelf("%spop %s (no BQL)", prefix, flushFn)
+		if x.Labelling() {
+			x.Labelf("%spop %s (no BQL)", prefix, flushFn)
+		}
 		v.pc = pcItemRun
 	case itemSafe:
-		x.Labelf("%spop %s (wi->exclusive)", prefix, flushFn)
+		if x.Labelling() {
+			x.Labelf("%spop %s (wi->exclusive)", prefix, flushFn)
+		}
 		v.pc = pcExclLock
 	}
 }
@@ -143,30 +174,52 @@ const flushFn = "tlb_flush_page_by_mmuidx_async_2"
 // stepWork runs a popped item.
 func (m *machine) stepWork(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
-	name := cpuName(t)
+	name := cpuNames[t]
 	switch v.pc {
 	case pcItemBQL:
+		if !s.bql.Free() {
+			x.Block()
+			if x.Labelling() {
+				x.Label("the BQL (" + s.bql.String() + ")")
+			}
+			return
+		}
 		x.Lock(&s.bql, "bql")
 		x.Count(mBQL, 1)
-		x.Labelf("process_queued_cpu_work(%s): wi->bql: qemu_mutex_lock_iothread", name)
+		if x.Labelling() {
+			x.Labelf("process_queued_cpu_work(%s): wi->bql: qemu_mutex_lock_iothread", name)
+		}
 		v.pc = pcItemRun
 	case pcItemRun:
 		m.flushOwnTLB(s, t, x)
-		x.Labelf("%s(%s): flush page X from %s's softmmu TLB, g_free(d)", flushFn, name, name)
+		if x.Labelling() {
+			x.Labelf("%s(%s): flush page X from %s's softmmu TLB, g_free(d)", flushFn, name, name)
+		}
 		v.pc = pcItemDone
 		if v.cur == itemRemoteBQL {
 			v.pc = pcItemUnBQL
 		}
 	case pcItemUnBQL:
 		x.Unlock(&s.bql, "bql")
-		x.Labelf("process_queued_cpu_work(%s): qemu_mutex_unlock_iothread", name)
+		if x.Labelling() {
+			x.Labelf("process_queued_cpu_work(%s): qemu_mutex_unlock_iothread", name)
+		}
 		v.pc = pcItemDone
 	case pcItemDone:
-		x.Lock(&s.cpuLock[t], cpuLockName(t))
+		if cpuLockBusy(s, t, x) {
+			return
+		}
+		x.Lock(&s.cpuLock[t], cpuLockNames[t])
 		v.freedW++
-		x.Assert(v.freedW <= v.ran, WorkOnce, "%s frees a work item whose flush did not run (freed %d, ran %d)", name, v.freedW, v.ran)
+		if v.freedW > v.ran {
+			x.Fail(WorkOnce, "%s frees a work item whose flush did not run (freed %d, ran %d)", name, v.freedW, v.ran)
+		}
 		v.cur = itemNone
-		m.popNext(s, t, x, fmt.Sprintf("process_queued_cpu_work(%s): g_free(wi); ", name), true)
+		prefix := ""
+		if x.Labelling() {
+			prefix = "process_queued_cpu_work(" + name + "): g_free(wi); "
+		}
+		m.popNext(s, t, x, prefix, true)
 	}
 }
 
@@ -174,10 +227,14 @@ func (m *machine) stepWork(s *state, t int, x *model.Exec) {
 // page X from t's TLB, frees the per-destination data and counts the run.
 func (m *machine) flushOwnTLB(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
-	x.Touch(cpuName(t)+"->tlb", true)
+	x.Touch(tlbNames[t], true)
 	v.tlb = false
 	v.ran++
 	v.freedD++
-	x.Assert(v.ran <= v.posted, WorkOnce, "%s runs a flush item %d times, but %d was queued", cpuName(t), v.ran, v.posted)
-	x.Assert(v.freedD <= v.posted, WorkOnce, "%s frees TLBFlushPageByMMUIdxData twice", cpuName(t))
+	if v.ran > v.posted {
+		x.Fail(WorkOnce, "%s runs a flush item %d times, but %d was queued", cpuNames[t], v.ran, v.posted)
+	}
+	if v.freedD > v.posted {
+		x.Fail(WorkOnce, "%s frees TLBFlushPageByMMUIdxData twice", cpuNames[t])
+	}
 }

@@ -13,15 +13,18 @@ import (
 
 // roundTripSizes are the configurations whose states the encoding tests
 // walk: the default, every slice at its largest (CPUs, slots, LPIDs) with
-// several VM cycles, the per-cpu word layout, the preempted load, and the
-// seed's scripted workload.
+// several VM cycles and host unmaps, the per-cpu word layout, the
+// preempted load, guests without TLB instructions, unbounded loads, and
+// the seed's scripted workload.
 var roundTripSizes = []struct {
 	variant string
 	params  model.Params
 }{
 	{"per-lpid", nil},
-	{"per-lpid", model.Params{"cpus": 4, "vm1-vcpus": 3, "vm2-vcpus": 3, "lpids": 4, "loads": 12, "ops": 12, "cycles": 3}},
-	{"per-cpu", model.Params{"cpus": 3, "vm1-vcpus": 2, "vm2-vcpus": 2, "lpids": 3, "loads": 8, "ops": 8, "cycles": 2}},
+	{"per-lpid", model.Params{"cpus": 4, "vm1-vcpus": 3, "vm2-vcpus": 3, "lpids": 4, "loads": 12, "ops": 12, "cycles": 3, "unmaps": 3}},
+	{"per-cpu", model.Params{"cpus": 3, "vm1-vcpus": 2, "vm2-vcpus": 2, "lpids": 3, "loads": 8, "ops": 8, "cycles": 2, "unmaps": 2}},
+	{"no-oldpir", model.Params{"tlb-ops": 0, "ops": 6, "unmaps": 3}},
+	{"per-lpid", model.Params{"unbounded-loads": 1, "ops": 6}},
 	{"preempt-window", model.Params{"cpus": 3, "loads": 6, "ops": 6, "cycles": 2}},
 	{"oldpir-zero", model.Params{"cpus": 3, "loads": 6, "ops": 6, "cycles": 2}},
 	{"per-cpu", model.Params{"scenario": 1, "rounds": 4}},
@@ -79,14 +82,15 @@ func TestTracesReplay(t *testing.T) {
 	}
 }
 
-// TestHotPathDoesNotAllocate: exploring steps states, encodes and decodes
-// them and computes canonical keys with labels and operations off; none
-// of that may allocate. Checked on the states bfs reaches first in a
-// configuration with a VMM, a preempted load and three CPUs.
+// TestHotPathDoesNotAllocate: exploring steps states, encodes, decodes
+// and copies them, checks the invariant and computes canonical keys with
+// labels and operations off; none of that may allocate. Checked on the
+// states bfs reaches first in configurations with a VMM, the host's
+// unmaps, a preempted load and three CPUs.
 func TestHotPathDoesNotAllocate(t *testing.T) {
-	for _, variant := range []string{"per-lpid", "per-cpu", "preempt-window"} {
-		m := machineFor(t, variant, model.Params{"cpus": 3, "loads": 3, "ops": 3}).(*machine)
-		states := reachable(m, 3000)
+	for _, variant := range []string{"per-lpid", "per-cpu", "preempt-window", "ignore-request"} {
+		m := machineFor(t, variant, model.Params{"cpus": 3, "loads": 3, "ops": 3, "unmaps": 2}).(*machine)
+		states := reachable(m, 5000)
 		x := newExec(m)
 		scratch := m.Init()
 		var key, canon []byte
@@ -94,6 +98,10 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 			for _, s := range states {
 				key = s.AppendKey(key[:0])
 				canon = m.CanonicalKey(s, canon[:0])
+				scratch.(model.Copier).CopyFrom(s)
+				if msg := m.hostMemorySafety(s); msg != "" && variant != "ignore-request" {
+					t.Fatal(msg)
+				}
 				for th := range m.threads {
 					alt := -1
 					for {
@@ -131,12 +139,12 @@ func BenchmarkBFS(b *testing.B) {
 	}
 	var states int64
 	for i := 0; i < b.N; i++ {
-		r, err := explorer.Explore(m, explorer.Options{Strategy: explorer.BFS, Workers: 1})
+		r, err := explorer.Explore(m, explorer.Options{Strategy: explorer.BFS, Workers: 1, MaxStates: 20_000_000})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r.Verdict != explorer.OK || r.Stats.States != 542916 || r.Stats.Transitions != 1514850 {
-			b.Fatalf("got %s, want ok with 542916 states and 1514850 transitions", r)
+		if r.Verdict != explorer.OK || r.Stats.States != 6068934 || r.Stats.Transitions != 20134992 {
+			b.Fatalf("got %s, want ok with 6068934 states and 20134992 transitions", r)
 		}
 		states += r.Stats.States
 	}

@@ -2,7 +2,9 @@
 // e500mc/e5500 cores (arch/powerpc/kvm/e500mc.c), the subject of seed 002:
 // "[PATCH v3] KVM: PPC: e500mc: Enhance tlb invalidation condition on
 // vcpu schedule" (Mihai Caraman, 2014), merged as the per-CPU array
-// last_vcpu_of_lpid[] after Scott Wood's review.
+// last_vcpu_of_lpid[] after Scott Wood's review, together with the host's
+// own flush (the MMU notifier's KVM_REQ_TLB_FLUSH), whose safety rests on
+// that load-time check.
 //
 // # What is modelled
 //
@@ -10,34 +12,49 @@
 // by LPID only (no vCPU identity: any vCPU running with that LPID on that
 // core can hit any of them; the installer is kept as checker bookkeeping).
 // Each CPU's thread is its host scheduler: it loads a vCPU
-// (kvmppc_core_vcpu_load_e500mc), runs the vCPU's guest, and puts it
+// (kvmppc_core_vcpu_load_e500mc), runs it, and puts it
 // (kvmppc_core_vcpu_put_e500mc). Load and put are one atomic step each
 // because they run with preemption disabled (vcpu_load's get_cpu(), the
 // kvm_sched_in/out preempt notifiers), so nothing else can run on that CPU
-// in between and no other CPU touches its per-CPU data. The guest, while
-// loaded, does loads of one effective address through the core's TLB
-// (a miss is refilled by the host from the vCPU's own guest TLB,
-// kvmppc_mmu_map), and guest tlbwe and local tlbilx, which trap and are
-// emulated on the current core only (kvmppc_e500_emul_tlbwe/_tlbilx with
-// kvmppc_e500_tlbil_one). A VMM thread destroys a VM (freeing its vCPUs,
-// with a tlbilxlpid on the CPU running the teardown only, then its LPID)
-// and creates a VM and its vCPUs in its place; LPIDs are allocated lowest
-// free first and a vCPU pointer is its slot (the address kmem_cache hands
-// out), so a freed LPID and a freed vCPU's address come straight back and
-// the ABA of the per-CPU pointer comparison is reachable. A vCPU
-// incarnation (the letter in messages) and a VM incarnation number tell
-// the checker which object really installed an entry.
+// in between and no other CPU touches its per-CPU data.
+//
+// A loaded vCPU runs KVM's run loop (runloop.go): kvmppc_prepare_to_enter
+// (which handles a pending KVM_REQ_TLB_FLUSH with kvmppc_core_flush_tlb on
+// the CPU it runs on) and guest mode; in guest mode, loads of one
+// effective address through the core's TLB (a miss exits to the host,
+// whose kvmppc_mmu_map refills from the vCPU's own guest TLB through
+// kvmppc_e500_shadow_map and write_stlbe), and guest tlbwe and local
+// tlbilx, which trap and are emulated on the current core only
+// (kvmppc_e500_emul_tlbwe/_tlbilx with inval_gtlbe_on_host). Every point
+// of the loop outside guest mode is preemptible: the vCPU can be put
+// there and resume on another CPU, which is how a flush lands on one CPU
+// and a shadow entry on another.
+//
+// A host MM thread (mm.go) invalidates a VM's memory through the MMU
+// notifier: invalidate_range_start, kvm_flush_remote_tlbs (a request to
+// every vCPU of the VM and an IPI to each CPU running one in guest mode,
+// waited for), then the old host pages are freed. A VMM thread destroys a
+// VM (freeing its vCPUs, with a tlbilxlpid on the CPU running the
+// teardown only, then its LPID) and creates a VM and its vCPUs in its
+// place; LPIDs are allocated lowest free first and a vCPU pointer is its
+// slot (the address kmem_cache hands out), so a freed LPID and a freed
+// vCPU's address come straight back and the ABA of the per-CPU pointer
+// comparison is reachable. A vCPU incarnation (the letter in messages), a
+// VM incarnation number and a host page generation tell the checker which
+// object really installed an entry and whether its page still exists.
 //
 // Shared words go through model.Mem: per-CPU last_vcpu_of_lpid[L] (or
-// last_vcpu_on_cpu), per-vCPU oldpir and guest TLB, kvm->arch.lpid and the
-// LPID bitmap. TLB contents and their installers are bookkeeping.
+// last_vcpu_on_cpu), per-vCPU oldpir, guest TLB, gtlb_priv ref and
+// requests, kvm->arch.lpid, kvm->mmu_invalidate_in_progress and the LPID
+// bitmap. TLB contents and their installers are bookkeeping.
 //
 // Variants: per-lpid (the seed, merged), per-cpu (2013, before the seed),
-// oldpir-only (2012), no-oldpir, oldpir-zero, never-flush, and
-// preempt-window, where the load evaluates the condition, is preempted,
-// and acts on its decision on the CPU it resumes on (e500mc.md C-bug-d;
-// mainline is safe because the load runs with preemption disabled).
-// e6500-shared-lpid is not modelled.
+// oldpir-only (2012), no-oldpir, oldpir-zero, never-flush, preempt-window,
+// where the load evaluates the condition, is preempted, and acts on its
+// decision on the CPU it resumes on (e500mc.md C-bug-d; mainline is safe
+// because the load runs with preemption disabled), and ignore-request,
+// where the run loop ignores KVM_REQ_TLB_FLUSH (the request half of the
+// host's flush). e6500-shared-lpid is not modelled.
 //
 // # Properties
 //
@@ -45,19 +62,24 @@
 //     and has not since replaced or invalidated in its guest TLB.
 //   - vm-isolation (S2): no vCPU hits an entry a vCPU of another VM
 //     installed (only possible across LPID reuse).
+//   - host-memory-safety (S3), an invariant: no CPU runs guest code while
+//     its TLB holds, under that guest's LPID, an entry for a host page the
+//     MMU notifier has freed. (Pages of a destroyed VM are not freed in the
+//     model; a hit on a destroyed VM's entry is vm-isolation.)
 //   - linearizability: each vCPU's guest TLB is an object (install, local
-//     invalidate, translate); histories are partitioned per vCPU.
-//
-// host-memory-safety (S3) is not modelled: there is no host unmap
-// (KVM_REQ_TLB_FLUSH), and a hit on a destroyed VM's entry is reported as
-// vm-isolation, which the same hit violates first.
+//     invalidate, translate); histories are partitioned per vCPU. S3 is
+//     invisible there: the guest reads the page it mapped, through a freed
+//     host page.
 //
 // # Metrics
 //
-// flushes counts loads that execute tlbilxlpid; refills counts the host
-// DTLB-miss refills that follow. Parameter scenario=1 replays the seed's
-// workload shape (one CPU alternating a vCPU of VM1 and one of VM2 for
-// rounds=N rounds): per-cpu flushes 2N times, per-lpid twice.
+// flushes counts loads that execute tlbilxlpid; refills counts the DTLB
+// misses the host refills; request-flushes the kvmppc_core_flush_tlb calls
+// made for KVM_REQ_TLB_FLUSH; ipis the IPIs that force a guest exit.
+// Parameter scenario=1 replays the seed's workload shape (one CPU
+// alternating a vCPU of VM1 and one of VM2 for rounds=N rounds): per-cpu
+// flushes 2N times, per-lpid twice (Protocol.Claims; Protocol.Matrix
+// lists the sizes verification runs besides the default).
 //
 // # Sources
 //
@@ -68,6 +90,15 @@
 //     initialised to 0xffffffff, kvmppc_e500_tlbil_one/_all.
 //   - torvalds/linux 32f35b863451884e856f0f577474740561a87fad
 //     arch/powerpc/kvm/e500mc.c: the merged last_vcpu_of_lpid condition.
+//   - torvalds/linux arch/powerpc/kvm/e500_mmu_host.c (kvmppc_mmu_map,
+//     kvmppc_e500_shadow_map, write_stlbe, inval_gtlbe_on_host,
+//     kvmppc_core_flush_tlb, kvm_e500_mmu_unmap_gfn), e500_mmu.c
+//     (kvmppc_e500_emul_tlbwe, tlbilx_one), powerpc.c
+//     (kvmppc_prepare_to_enter), booke.c (kvmppc_core_check_requests,
+//     kvmppc_handle_exit, kvmppc_booke_vcpu_load/put), virt/kvm/kvm_main.c
+//     (kvm_mmu_notifier_invalidate_range_start/_end,
+//     kvm_flush_remote_tlbs, kvm_make_vcpus_request_mask), include/linux/
+//     kvm_host.h (KVM_REQ_TLB_FLUSH carries KVM_REQUEST_WAIT).
 //   - /work/shared/protocols/e500mc.md: the protocol reference (variants
 //     C-v0..C-bug-b, properties S1-S3, the seed's flush counts).
 package e500mc

@@ -6,14 +6,16 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// The guest's operations on vCPU v loaded on CPU c. Each is one step: the
-// guest access is one TLB use (and, on a miss, the host's refill, which
-// runs on the same core before the guest retries, touching only this
-// core's TLB and v's own gtlb); an emulated tlbwe or tlbilx touches only
-// v's gtlb (private to whichever CPU runs v) and this core's TLB, which no
-// other CPU can reach (all host invalidations here are local). Splitting
-// them would only add interleavings with steps of other CPUs, which touch
-// neither.
+// The guest's operations on vCPU v running in guest mode on CPU c. A TLB
+// hit is one step of the guest alone. A miss and every guest TLB
+// instruction trap to the host (an exit; kvmppc_handle_exit): the step is
+// the exit and the emulation up to the host's first preemptible point,
+// after which the vCPU's thread is in the host (vcpuState.pc) and the
+// rest are steps of its own (runloop.go). What the emulation touches
+// before that point is v's gtlb and gtlb_priv (private to whichever CPU
+// runs v) and this core's TLB, which no other CPU can reach (all host
+// invalidations here are local), so nothing of another thread could
+// interleave with it.
 
 // seq numbers a guest operation; a tlbwe maps EA 0 to page seq, so every
 // mapping ever installed is a distinct page and a wrong translation is
@@ -24,30 +26,31 @@ func (m *machine) seq(s *state) uint8 {
 }
 
 // guestAccess is a guest load of EA 0: the hardware looks up (TGS=1,
-// TLPID=LPIDR, EA 0) in the core's TLB; on a miss the host's DTLB-miss
-// handler refills from v's gtlb (kvmppc_mmu_map) or injects a guest TLB
-// miss. A hit is where the properties are checked.
+// TLPID=LPIDR, EA 0) in the core's TLB. A hit is where no-pollution and
+// vm-isolation are checked. A miss exits to the host (a DTLB miss
+// interrupt), whose handler looks EA 0 up in v's gtlb
+// (kvmppc_mmu_dtlb_index): with no entry it injects a guest TLB miss and
+// resumes the guest; with one it goes on to kvmppc_mmu_map, a step of its
+// own, after which the guest retries the load (another guest operation).
 func (m *machine) guestAccess(s *state, c int, x *model.Exec) {
 	p := &s.cpus[c]
 	v := int(p.run)
 	vc := &s.vcpus[v]
 	l := int(p.lpidr)
 	m.seq(s)
-	p.step++
 	x.Touch(m.tlbName[c], false)
 	who := ""
 	if x.Labelling() {
 		who = fmt.Sprintf("vCPU %s of %s", vcpuName(vc.id), vmName(s.vms[vc.vm].id))
 	}
 	client := int(vc.id)
-	if x.Recording() {
-		x.Call(client, op{VCPU: vc.id, Kind: opTranslate})
-	}
 	if e := *m.tlbAt(s, c, l); e.valid() {
+		p.step++
 		if x.Labelling() {
 			x.Labelf("guest load EA 0: %s on CPU%d hits the TLB (LPID %d) -> page %d", who, c, l, e.rpn)
 		}
 		if x.Recording() {
+			x.Call(client, op{VCPU: vc.id, Kind: opTranslate})
 			x.Return(client, result{Page: e.rpn})
 		}
 		m.checkHit(s, c, v, e, x)
@@ -55,22 +58,20 @@ func (m *machine) guestAccess(s *state, c int, x *model.Exec) {
 	}
 	g := x.Load(s.mem, m.gtlb[v])
 	if g == 0 {
+		vc.pc = pcHost
 		if x.Labelling() {
 			x.Labelf("guest load EA 0: %s on CPU%d misses; no gtlb entry, guest TLB miss injected", who, c)
 		}
 		if x.Recording() {
+			x.Call(client, op{VCPU: vc.id, Kind: opTranslate})
 			x.Return(client, result{})
 		}
 		return
 	}
-	x.Touch(m.tlbName[c], true)
-	*m.tlbAt(s, c, l) = entry{creator: vc.id + 1, vm: s.vms[vc.vm].id, rpn: uint8(g)}
+	vc.pc = pcMap
 	x.Count(metricRefills, 1)
 	if x.Labelling() {
-		x.Labelf("kvmppc_mmu_map: %s on CPU%d misses EA 0, host refills page %d from its gtlb (LPID %d)", who, c, g, l)
-	}
-	if x.Recording() {
-		x.Return(client, result{Page: uint8(g)})
+		x.Labelf("guest load EA 0: %s on CPU%d misses the TLB (LPID %d); DTLB miss exit, its gtlb maps EA 0 to page %d: kvmppc_mmu_map next", who, c, l, g)
 	}
 }
 
@@ -104,12 +105,25 @@ func gtlbString(g uint8) string {
 	return fmt.Sprintf("maps EA 0 to page %d", g)
 }
 
-// guestTLBWE is kvmppc_e500_emul_tlbwe for EA 0: invalidate the shadow of
-// the entry being replaced on this core (kvmppc_e500_tlbil_one: tlbsx by
-// EA in this LPID, then clear whatever entry it finds), write the gtlb
-// entry, and premap its shadow on this core (kvmppc_mmu_map). The model's
-// TLB holds one entry per (LPID, EA), so the premap replaces any entry
-// with that tag, as tlbil_one would have.
+// invalGtlbeOnHost is inval_gtlbe_on_host for the gtlb entry of EA 0 of
+// vCPU v on CPU c: only when gtlb_priv's ref is E500_TLB_VALID does it
+// kvmppc_e500_tlbil_one (tlbsx by EA in this LPID, then clear whatever
+// entry it finds, on this core only); either way the ref is cleared. It
+// returns whether it invalidated on the host.
+func (m *machine) invalGtlbeOnHost(s *state, c, v, l int, x *model.Exec) bool {
+	ref := x.Load(s.mem, m.ref[v])
+	if ref != 0 {
+		x.Touch(m.tlbName[c], true)
+		*m.tlbAt(s, c, l) = entry{}
+	}
+	x.Store(s.mem, m.ref[v], 0)
+	return ref != 0
+}
+
+// guestTLBWE is kvmppc_e500_emul_tlbwe for EA 0: if the gtlb entry being
+// replaced is valid, inval_gtlbe_on_host; write the gtlb entry; then the
+// premap (kvmppc_mmu_map), whose kvmppc_e500_shadow_map and write_stlbe
+// are the vCPU's next steps.
 func (m *machine) guestTLBWE(s *state, c int, x *model.Exec) {
 	p := &s.cpus[c]
 	v := int(p.run)
@@ -120,27 +134,33 @@ func (m *machine) guestTLBWE(s *state, c int, x *model.Exec) {
 		page = uint8(v + 1)
 	}
 	old := x.Load(s.mem, m.gtlb[v])
+	inval := false
+	if old != 0 {
+		inval = m.invalGtlbeOnHost(s, c, v, l, x)
+	}
 	x.Store(s.mem, m.gtlb[v], uint64(page))
-	x.Touch(m.tlbName[c], true)
-	*m.tlbAt(s, c, l) = entry{creator: vc.id + 1, vm: s.vms[vc.vm].id, rpn: page}
-	p.step++
+	vc.pc = pcMap
 	if x.Recording() {
 		x.Call(int(vc.id), op{VCPU: vc.id, Kind: opInstall, Page: page})
 		x.Return(int(vc.id), result{})
 	}
 	if x.Labelling() {
-		inval := ""
-		if old != 0 {
-			inval = fmt.Sprintf("tlbil_one of old page %d on CPU%d, ", old, c)
+		what := ""
+		switch {
+		case inval:
+			what = fmt.Sprintf("inval_gtlbe_on_host: tlbil_one of old page %d on CPU%d, ", old, c)
+		case old != 0:
+			what = fmt.Sprintf("old page %d has no valid ref: no tlbil_one, ", old)
 		}
-		x.Labelf("kvmppc_e500_emul_tlbwe: vCPU %s maps EA 0 -> page %d (%swrite gtlb, premap on CPU%d LPID %d)", vcpuName(vc.id), page, inval, c, l)
+		x.Labelf("kvmppc_e500_emul_tlbwe: vCPU %s on CPU%d maps EA 0 -> page %d (%swrite gtlb); premap with kvmppc_mmu_map next", vcpuName(vc.id), c, page, what)
 	}
 }
 
-// guestTLBILX is kvmppc_e500_emul_tlbilx for EA 0: for the matching gtlb
-// entry, kvmppc_e500_tlbil_one on this core only, then invalidate the
-// gtlb entry. Entries for EA 0 on other cores are left alone: this is
-// what makes an entry stale after migration.
+// guestTLBILX is kvmppc_e500_emul_tlbilx for EA 0 (tlbilx_one): for the
+// matching gtlb entry, inval_gtlbe_on_host on this core only, then
+// invalidate the gtlb entry; the guest resumes through
+// kvmppc_prepare_to_enter. Entries for EA 0 on other cores are left
+// alone: this is what makes an entry stale after migration.
 func (m *machine) guestTLBILX(s *state, c int, x *model.Exec) {
 	p := &s.cpus[c]
 	v := int(p.run)
@@ -148,14 +168,18 @@ func (m *machine) guestTLBILX(s *state, c int, x *model.Exec) {
 	l := int(p.lpidr)
 	m.seq(s)
 	old := x.Load(s.mem, m.gtlb[v])
-	x.Touch(m.tlbName[c], true)
-	*m.tlbAt(s, c, l) = entry{}
+	inval := m.invalGtlbeOnHost(s, c, v, l, x)
 	x.Store(s.mem, m.gtlb[v], 0)
+	vc.pc = pcHost
 	if x.Recording() {
 		x.Call(int(vc.id), op{VCPU: vc.id, Kind: opInvalidate})
 		x.Return(int(vc.id), result{})
 	}
 	if x.Labelling() {
-		x.Labelf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb and on CPU%d only (LPID %d)", vcpuName(vc.id), old, c, l)
+		where := fmt.Sprintf("tlbil_one on CPU%d only", c)
+		if !inval {
+			where = "no valid ref: nothing invalidated on the host"
+		}
+		x.Labelf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb; inval_gtlbe_on_host: %s (LPID %d)", vcpuName(vc.id), old, where, l)
 	}
 }

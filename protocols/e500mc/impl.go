@@ -14,17 +14,24 @@ package e500mc
 //     kvmppc_core_destroy_vm_e500mc;
 //   - arch/powerpc/kvm/e500_mmu.c and e500_mmu_host.c:
 //     kvmppc_e500_emul_tlbwe, kvmppc_e500_emul_tlbilx,
-//     kvmppc_e500_tlbil_one and the DTLB-miss refill kvmppc_mmu_map;
+//     inval_gtlbe_on_host (kvmppc_e500_tlbil_one), the DTLB-miss refill
+//     kvmppc_mmu_map (kvmppc_e500_shadow_map, write_stlbe) and
+//     kvmppc_core_flush_tlb;
+//   - arch/powerpc/kvm/powerpc.c kvmppc_prepare_to_enter and booke.c
+//     kvmppc_core_check_requests (KVM_REQ_TLB_FLUSH);
+//   - virt/kvm/kvm_main.c: the MMU notifier's invalidate_range_start and
+//     _end, kvm_flush_remote_tlbs and kvm_make_all_cpus_request;
 //   - seed 002 ([PATCH v3] KVM: PPC: e500mc: Enhance tlb invalidation
 //     condition on vcpu schedule) and /work/shared/protocols/e500mc.md.
 //
 // # Threads and steps
 //
 // One goroutine per physical CPU ("CPU0", "CPU1", ...: the host scheduler
-// of that core, which loads a vCPU, runs its guest and puts it) and, when
-// cycles > 0, one "VMM" goroutine that destroys a VM and creates a VM and
-// its vCPUs in its place; the same threads, in the same order, as
-// Machine.Threads(). Every step of the model is exactly one scheduling
+// of that core, which loads a vCPU, runs it in the host and in guest mode,
+// and puts it), when cycles > 0 one "VMM" goroutine that destroys a VM and
+// creates a VM and its vCPUs in its place, and when unmaps > 0 one
+// "host-mm" goroutine that invalidates a VM's memory through the MMU
+// notifier; the same threads, in the same order, as Machine.Threads(). Every step of the model is exactly one scheduling
 // point of this code, with the model's label: the primitive carries the
 // static part of the label and Env.Note completes it with what the step
 // found, so the final label is the model's byte for byte.
@@ -35,12 +42,19 @@ package e500mc
 //     because the kernel runs it with preemption disabled; here it is one
 //     step because it contains no other scheduling point.
 //   - CPU with a vCPU loaded: Env.Choose over altAccess, altTLBWE,
-//     altTLBILX and altPut (the model's alternative numbers), then the
-//     guest access (TLB lookup, refill on a miss), the emulated tlbwe or
-//     tlbilx, or kvmppc_core_vcpu_put_e500mc.
+//     altTLBILX, altPut and altHost (the model's alternative numbers),
+//     then the guest access (a TLB hit, or the DTLB miss exit), the
+//     emulated tlbwe or tlbilx, kvmppc_core_vcpu_put_e500mc, or the vCPU's
+//     next host-side step where its run loop is (vcpu.pc):
+//     kvmppc_prepare_to_enter (with the KVM_REQ_TLB_FLUSH handling),
+//     kvmppc_mmu_map / kvmppc_e500_shadow_map, write_stlbe, or the guest
+//     exit the host's IPI forces.
 //   - VMM: Env.Choose over (VM slot, teardown CPU) pairs, numbered
 //     k*cpus+c as in the model, for kvm_destroy_vm; Env.Yield for
 //     kvmppc_core_init_vm_e500mc and for each kvmppc_core_vcpu_create_e500mc.
+//   - host-mm: Env.Choose over VM slots for invalidate_range_start (the
+//     requests and IPIs), and Env.Yield for the end of the IPI wait,
+//     invalidate_range_end and the free.
 //
 // Under the controlled runtime each step is atomic because exactly one
 // goroutine runs between two scheduling points. Under the Go scheduler
@@ -48,7 +62,8 @@ package e500mc
 // operations that touch only the core's own TLB and the running vCPU's
 // gtlb) is given by hostLock, a real mutex every step holds, and
 // goroutines that have nothing to do (an idle core with no runnable vCPU,
-// the VMM while every VM has a loaded vCPU) sleep on hostCond. Neither is
+// the VMM while every VM has a loaded vCPU, host-mm while an IPI it sent
+// is not taken) sleep on hostCond. Neither is
 // touched under control, where they would add steps the model does not
 // have: a goroutine with nothing to do parks at its Choose instead (see
 // Gated).
@@ -83,7 +98,7 @@ import (
 // is; for controlled runs chosen by a strategy (Random, PCT) use the
 // strategy and Impl that Gated returns.
 var Impl = &rt.Impl{
-	Variants: []string{"per-lpid", "per-cpu", "oldpir-only", "no-oldpir", "oldpir-zero", "never-flush", "preempt-window"},
+	Variants: []string{"per-lpid", "per-cpu", "oldpir-only", "no-oldpir", "oldpir-zero", "never-flush", "preempt-window", "ignore-request"},
 	New: func(variant string, p model.Params) (rt.Body, error) {
 		return newBody(variant, p, nil)
 	},
@@ -105,6 +120,7 @@ type tlbEntry struct {
 	creator uint8 // installer's vCPU incarnation id + 1; 0 = invalid
 	vm      uint8 // installer's VM incarnation id
 	rpn     uint8 // guest page
+	gen     uint8 // generation of the VM's host pages the entry maps
 }
 
 // pcpu is a physical CPU: what it runs, SPRN_LPID, its hardware TLB and
@@ -113,7 +129,7 @@ type tlbEntry struct {
 type pcpu struct {
 	run        int // slot of the loaded vCPU, -1 when idle
 	lpidr      int
-	step       int // guest operations in this slice (scenario 1's script)
+	step       int // loads of EA 0 that hit in this slice (scenario 1's script)
 	tlb        [maxLPIDs + 1]tlbEntry
 	lastOfLPID [maxLPIDs + 1]uint64
 	lastOnCPU  uint64
@@ -128,6 +144,9 @@ type kvcpu struct {
 	mid    uint8 // preempt-window: a load decided and was preempted (midSkip, midFlush)
 	oldpir uint64
 	gtlb   uint8 // the guest TLB entry for EA 0: page, 0 = invalid
+	ref    uint8 // gtlb_priv ref of that entry: host page gen + 1, 0 = !E500_TLB_VALID
+	req    bool  // KVM_REQ_TLB_FLUSH in vcpu->requests
+	pc     int   // where the vCPU's thread is in the run loop (pcHost, ...)
 }
 
 // kvmVM is a struct kvm slot.
@@ -136,6 +155,9 @@ type kvmVM struct {
 	id   uint8 // incarnation: VM1, VM2, VM3...
 	nv   int   // vCPUs it has (or will have while the VMM creates them)
 	lpid int   // kvm->arch.lpid
+	gen  uint8 // generation of the host pages backing its memory
+	// inProgress is kvm->mmu_invalidate_in_progress.
+	inProgress bool
 }
 
 // host is one execution: the machine's memory, shared by the goroutines.
@@ -145,6 +167,7 @@ type host struct {
 	cfg   config
 	slots int
 	vmm   int // thread id of the VMM, -1 without one
+	mm    int // thread id of host-mm, -1 without one
 
 	hostLock *rt.Mutex // real mode only: every step holds it
 	hostCond *rt.Cond  // real mode only: the end of every step broadcasts
@@ -164,6 +187,12 @@ type host struct {
 	phase    int
 	vmmVM    int
 	toCreate int
+
+	// host-mm's program counter.
+	mmPhase int   // hostIdle, hostWaiting
+	mmVM    int   // VM slot being invalidated
+	mmDone  int   // invalidations done
+	mmIPI   uint8 // CPUs with the IPI not yet taken
 }
 
 // newBody resolves the configuration as the model does (the same
@@ -186,6 +215,9 @@ func newBody(variant string, p model.Params, g *gate) (rt.Body, error) {
 		if h.vmm >= 0 {
 			e.Go("VMM", h.vmmLoop)
 		}
+		if h.mm >= 0 {
+			e.Go("host-mm", h.mmLoop)
+		}
 		return nil
 	}, nil
 }
@@ -193,12 +225,17 @@ func newBody(variant string, p model.Params, g *gate) (rt.Body, error) {
 // newHost builds the boot state: VM1 (kvm0) with LPID 1 and vCPUs A, B...,
 // VM2 (kvm1) with LPID 2 and the next ones, as the model's initial state.
 func newHost(e *rt.Env, cfg config) *host {
-	h := &host{e: e, ctl: e.IsControlled(), cfg: cfg, vmm: -1,
+	h := &host{e: e, ctl: e.IsControlled(), cfg: cfg, vmm: -1, mm: -1,
 		slots: cfg.vmVCPUs[0] + cfg.vmVCPUs[1], loadsLeft: cfg.loads, opsLeft: cfg.ops}
 	h.hostLock = e.Mutex("hostLock")
 	h.hostCond = e.Cond("hostCond", h.hostLock)
+	threads := cfg.cpus
 	if cfg.cycles > 0 {
-		h.vmm = cfg.cpus
+		h.vmm = threads
+		threads++
+	}
+	if cfg.unmaps > 0 {
+		h.mm = threads
 	}
 	for c := range h.cpus {
 		h.cpus[c].run = -1
@@ -207,7 +244,7 @@ func newHost(e *rt.Env, cfg config) *host {
 	for k := 0; k < maxVMs; k++ {
 		h.vms[k] = kvmVM{live: true, id: uint8(k), nv: cfg.vmVCPUs[k], lpid: k + 1}
 		for i := 0; i < cfg.vmVCPUs[k]; i++ {
-			h.vcpus[slot] = kvcpu{live: true, kvm: k, id: uint8(slot), cpu: -1, oldpir: cfg.oldpirInit}
+			h.vcpus[slot] = kvcpu{live: true, kvm: k, id: uint8(slot), cpu: -1, oldpir: cfg.oldpirInit, gtlb: cfg.bootPage(), pc: pcHost}
 			slot++
 		}
 	}
@@ -282,8 +319,11 @@ func (h *host) note(static, full string) {
 }
 
 func (h *host) threadName(t int) string {
-	if t == h.vmm {
+	switch t {
+	case h.vmm:
 		return "VMM"
+	case h.mm:
+		return "host-mm"
 	}
 	return fmt.Sprintf("CPU%d", t)
 }
@@ -291,11 +331,21 @@ func (h *host) threadName(t int) string {
 // allowed reports whether thread t's alternative alt can be taken now: the
 // code's own conditions, which are the alternatives the model's step
 // draws from (the host scheduler runs only a live vCPU that is not loaded
-// elsewhere, within the budgets; the VMM destroys only a VM none of whose
-// vCPUs is loaded). TestImplOffersTheModelsChoices checks that they give
-// explorer.Enabled's choices at every step.
+// elsewhere, within the budgets; a loaded vCPU in guest mode does guest
+// operations or is put, and only takes the IPI when one is pending; in
+// the host it goes on or is put; the VMM destroys only a VM none of whose
+// vCPUs is loaded and which the MMU notifier is not invalidating; host-mm
+// invalidates a live VM and waits until every IPI it sent was taken).
+// TestImplOffersTheModelsChoices checks that they give explorer.Enabled's
+// choices at every step.
 func (h *host) allowed(t, alt int) bool {
-	if t == h.vmm {
+	switch t {
+	case h.mm:
+		if h.mmPhase == hostWaiting {
+			return alt == 0 && h.mmIPI == 0
+		}
+		return h.mmDone < h.cfg.unmaps && alt < maxVMs && h.vms[alt].live
+	case h.vmm:
 		if h.cycle >= h.cfg.cycles {
 			return false
 		}
@@ -303,7 +353,7 @@ func (h *host) allowed(t, alt int) bool {
 			return alt == 0
 		}
 		k := alt / h.cfg.cpus
-		return k < maxVMs && h.vms[k].live && !h.anyLoaded(k)
+		return k < maxVMs && h.vms[k].live && !h.anyLoaded(k) && !h.notifierBusy(k)
 	}
 	if h.cfg.scenario == scenarioAlternating {
 		return alt == h.scripted(t)
@@ -314,14 +364,23 @@ func (h *host) allowed(t, alt int) bool {
 			return false
 		}
 		vc := &h.vcpus[alt]
-		return vc.live && vc.cpu < 0 && (h.loadsLeft > 0 || vc.mid != midNone)
+		return vc.live && vc.cpu < 0 && (h.loadsLeft > 0 || h.cfg.unbounded || vc.mid != midNone)
+	}
+	vc := &h.vcpus[p.run]
+	if vc.pc != pcGuest {
+		return alt == altHost || alt == altPut
+	}
+	if h.mmIPI&(1<<uint(t)) != 0 {
+		return alt == altHost
 	}
 	switch alt {
-	case altAccess, altTLBWE:
+	case altAccess:
 		return h.opsLeft > 0
+	case altTLBWE:
+		return h.opsLeft > 0 && h.cfg.tlbOps
 	case altTLBILX:
 		// kvmppc_e500_emul_tlbilx only acts on a matching gtlb entry.
-		return h.opsLeft > 0 && h.vcpus[p.run].gtlb != 0
+		return h.opsLeft > 0 && h.cfg.tlbOps && vc.gtlb != 0
 	}
 	return alt == altPut
 }
@@ -336,11 +395,14 @@ func (h *host) scripted(c int) int {
 		}
 		return (2*h.cfg.rounds - h.loadsLeft) % 2
 	}
+	if h.vcpus[p.run].pc != pcGuest {
+		return altHost
+	}
 	if p.run == 0 {
 		switch {
 		case h.vcpus[0].gtlb == 0:
 			return altTLBWE
-		case p.step == 0 || p.step == 1 && h.loadsLeft == 2*h.cfg.rounds-1:
+		case p.step == 0:
 			return altAccess
 		}
 	}
@@ -358,12 +420,15 @@ func (h *host) anyAllowed(t int) bool {
 
 // done reports whether thread t will never do anything again: an idle
 // core once the load budget is spent and no load is half done, the VMM
-// after its cycles.
+// after its cycles, host-mm after its invalidations.
 func (h *host) done(t int) bool {
-	if t == h.vmm {
+	switch t {
+	case h.vmm:
 		return h.cycle >= h.cfg.cycles
+	case h.mm:
+		return h.mmDone >= h.cfg.unmaps && h.mmPhase == hostIdle
 	}
-	if h.cpus[t].run >= 0 || h.loadsLeft > 0 {
+	if h.cpus[t].run >= 0 || h.loadsLeft > 0 || h.cfg.unbounded {
 		return false
 	}
 	for v := 0; v < h.slots; v++ {
@@ -383,6 +448,12 @@ func (h *host) anyLoaded(k int) bool {
 	return false
 }
 
+// notifierBusy: an invalidation of VM slot k is in progress, which
+// kvm_destroy_vm's mmu_notifier_unregister waits for.
+func (h *host) notifierBusy(k int) bool {
+	return h.mmPhase != hostIdle && h.mmVM == k
+}
+
 // cpuLoop is physical CPU c's host scheduler.
 func (h *host) cpuLoop(c int) {
 	for {
@@ -400,7 +471,7 @@ func (h *host) cpuLoop(c int) {
 			}
 		} else {
 			var alt int
-			alt, ok = h.pick(c, "", altPut+1)
+			alt, ok = h.pick(c, "", altHost+1)
 			switch {
 			case !ok:
 			case alt == altAccess:
@@ -411,6 +482,8 @@ func (h *host) cpuLoop(c int) {
 				h.guestTLBILX(c)
 			case alt == altPut:
 				h.put(c)
+			case alt == altHost:
+				h.hostStep(c)
 			}
 		}
 		h.end()
@@ -425,7 +498,20 @@ const (
 	destroyLabel    = "kvm_destroy_vm: VM"
 	initVMLabel     = "kvmppc_core_init_vm_e500mc: VM"
 	vcpuCreateLabel = "kvmppc_core_vcpu_create_e500mc: vCPU "
+	rangeStartLabel = "kvm_mmu_notifier_invalidate_range_start: VM"
+	ipisTakenLabel  = "kvm_flush_remote_tlbs: smp_call_function_many returns"
 )
+
+// yield is a step of thread t with no draw (alternative 0). Under control
+// it fails loudly when the code does not allow it now, as pick does.
+func (h *host) yield(t int, label string) bool {
+	h.e.Yield(label)
+	if h.ctl && !h.allowed(t, 0) {
+		h.e.Failf(PropHarness, "%s took %q, which the code does not allow in this state: schedule controlled runs of e500mc.Impl through e500mc.Gated", h.threadName(t), label)
+		return false
+	}
+	return true
+}
 
 // vmmLoop is the VMM: destroy a VM, create one in its place with the
 // lowest free LPID, then its vCPUs at the lowest free slots; cycles times.
@@ -445,17 +531,50 @@ func (h *host) vmmLoop() {
 			return
 		}
 		h.begin()
-		h.e.Yield(initVMLabel)
-		ok = h.createVM()
+		ok = h.yield(h.vmm, initVMLabel) && h.createVM()
 		h.end()
 		if !ok {
 			return
 		}
 		for h.phase == phaseCreateVCPU {
 			h.begin()
-			h.e.Yield(vcpuCreateLabel)
-			h.createVCPU()
+			ok = h.yield(h.vmm, vcpuCreateLabel)
+			if ok {
+				h.createVCPU()
+			}
 			h.end()
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// mmLoop is host-mm: invalidate a live VM's memory through the MMU
+// notifier, unmaps times.
+func (h *host) mmLoop() {
+	for {
+		h.begin()
+		if !h.ready(h.mm) {
+			h.end()
+			return
+		}
+		var ok bool
+		if h.mmPhase == hostWaiting {
+			ok = h.yield(h.mm, ipisTakenLabel)
+			if ok {
+				h.ipisTaken()
+			}
+		} else {
+			var k int
+			k, ok = h.pick(h.mm, rangeStartLabel, maxVMs)
+			if ok {
+				h.rangeStart(k)
+			}
+		}
+		h.end()
+		if !ok {
+			return
 		}
 	}
 }
@@ -486,7 +605,9 @@ func (h *host) load(c, v int) {
 		}
 		return
 	}
-	h.loadsLeft--
+	if !h.cfg.unbounded {
+		h.loadsLeft--
+	}
 	l := h.vms[vc.kvm].lpid // mtspr(SPRN_LPID, get_lpid(vcpu))
 	flush, why := h.decide(c, v, l)
 	if h.cfg.preemptible {
@@ -594,16 +715,26 @@ func (h *host) flush(c, v, l int) {
 	}
 }
 
-// put is kvmppc_core_vcpu_put_e500mc: vcpu->arch.oldpir = mfspr(SPRN_PIR).
+// put is kvmppc_core_vcpu_put_e500mc: vcpu->arch.oldpir = mfspr(SPRN_PIR);
+// a vCPU in guest mode first exits on a host interrupt. It keeps its
+// place in the run loop.
 func (h *host) put(c int) {
 	p := &h.cpus[c]
 	v := p.run
 	vc := &h.vcpus[v]
+	exit := vc.pc == pcGuest
+	if exit {
+		vc.pc = pcHost
+	}
 	vc.oldpir = uint64(c)
 	p.run, p.lpidr, p.step = -1, 0, 0
 	vc.cpu = -1
 	if h.ctl {
-		h.note("", fmt.Sprintf("kvmppc_core_vcpu_put_e500mc: vCPU %s of %s leaves CPU%d, oldpir = %d", vcpuName(vc.id), vmName(h.vms[vc.kvm].id), c, c))
+		how := ""
+		if exit {
+			how = "guest exit on a host interrupt, then "
+		}
+		h.note("", fmt.Sprintf("%skvmppc_core_vcpu_put_e500mc: vCPU %s of %s leaves CPU%d, oldpir = %d", how, vcpuName(vc.id), vmName(h.vms[vc.kvm].id), c, c))
 	}
 }
 
@@ -613,43 +744,48 @@ func (h *host) seq() uint8 {
 	return uint8(h.cfg.ops - h.opsLeft)
 }
 
-// guestAccess is a guest load of EA 0 through CPU c's TLB: a hit, or the
-// host's DTLB-miss handler (kvmppc_mmu_map from the vCPU's gtlb, or a
-// guest TLB miss injected).
+func (h *host) who(v int) string {
+	vc := &h.vcpus[v]
+	return fmt.Sprintf("vCPU %s of %s", vcpuName(vc.id), vmName(h.vms[vc.kvm].id))
+}
+
+// guestAccess is a guest load of EA 0 through CPU c's TLB: a hit, or a
+// DTLB miss exit whose handler looks EA 0 up in the vCPU's gtlb and
+// injects a guest TLB miss or goes on to kvmppc_mmu_map.
 func (h *host) guestAccess(c int) {
 	p := &h.cpus[c]
 	v := p.run
 	vc := &h.vcpus[v]
 	l := p.lpidr
 	h.seq()
-	p.step++
 	who := ""
 	if h.ctl {
-		who = fmt.Sprintf("vCPU %s of %s", vcpuName(vc.id), vmName(h.vms[vc.kvm].id))
+		who = h.who(v)
 	}
 	client := int(vc.id)
-	h.e.Call(client, op{VCPU: vc.id, Kind: opTranslate})
 	if e := p.tlb[l]; e.creator != 0 {
+		p.step++
 		if h.ctl {
 			h.note("", fmt.Sprintf("guest load EA 0: %s on CPU%d hits the TLB (LPID %d) -> page %d", who, c, l, e.rpn))
 		}
+		h.e.Call(client, op{VCPU: vc.id, Kind: opTranslate})
 		h.e.Return(client, result{Page: e.rpn})
 		h.checkHit(c, v, e)
 		return
 	}
-	g := vc.gtlb
-	if g == 0 {
+	if vc.gtlb == 0 {
+		vc.pc = pcHost
 		if h.ctl {
 			h.note("", fmt.Sprintf("guest load EA 0: %s on CPU%d misses; no gtlb entry, guest TLB miss injected", who, c))
 		}
+		h.e.Call(client, op{VCPU: vc.id, Kind: opTranslate})
 		h.e.Return(client, result{})
 		return
 	}
-	p.tlb[l] = tlbEntry{creator: vc.id + 1, vm: h.vms[vc.kvm].id, rpn: g}
+	vc.pc = pcMap
 	if h.ctl {
-		h.note("", fmt.Sprintf("kvmppc_mmu_map: %s on CPU%d misses EA 0, host refills page %d from its gtlb (LPID %d)", who, c, g, l))
+		h.note("", fmt.Sprintf("guest load EA 0: %s on CPU%d misses the TLB (LPID %d); DTLB miss exit, its gtlb maps EA 0 to page %d: kvmppc_mmu_map next", who, c, l, vc.gtlb))
 	}
-	h.e.Return(client, result{Page: g})
 }
 
 // checkHit checks a TLB hit against the installer bookkeeping: S2 first,
@@ -674,8 +810,41 @@ func (h *host) checkHit(c, v int, e tlbEntry) {
 	}
 }
 
-// guestTLBWE is kvmppc_e500_emul_tlbwe for EA 0: tlbil_one of the old
-// shadow on this core, write the gtlb entry, premap it on this core.
+// checkHostMemory is the invariant host-memory-safety, checked where a
+// step can break it (a guest entry, an install on a CPU in guest mode, the
+// free of a VM's pages): no CPU in guest mode maps a freed host page of
+// its VM.
+func (h *host) checkHostMemory() {
+	for c := 0; c < h.cfg.cpus; c++ {
+		p := &h.cpus[c]
+		if p.run < 0 || h.vcpus[p.run].pc != pcGuest {
+			continue
+		}
+		vc := &h.vcpus[p.run]
+		vm := &h.vms[vc.kvm]
+		if e := p.tlb[p.lpidr]; e.creator != 0 && e.vm == vm.id && e.gen != vm.gen {
+			h.e.Failf(HostMemorySafety, "vCPU %s of %s runs guest code on CPU%d (LPID %d) while CPU%d's TLB maps EA 0 -> page %d to a host page of generation %d, which the host freed after invalidation %d of %s's memory (host pages are now generation %d): a guest load of EA 0 reads freed host memory",
+				vcpuName(vc.id), vmName(vm.id), c, p.lpidr, c, e.rpn, e.gen, e.gen+1, vmName(vm.id), vm.gen)
+			return
+		}
+	}
+}
+
+// invalGtlbeOnHost is inval_gtlbe_on_host: kvmppc_e500_tlbil_one on this
+// core only if the ref is E500_TLB_VALID; the ref is cleared.
+func (h *host) invalGtlbeOnHost(c, v, l int) bool {
+	vc := &h.vcpus[v]
+	valid := vc.ref != 0
+	if valid {
+		h.cpus[c].tlb[l] = tlbEntry{}
+	}
+	vc.ref = 0
+	return valid
+}
+
+// guestTLBWE is kvmppc_e500_emul_tlbwe for EA 0: inval_gtlbe_on_host of
+// the entry replaced, write the gtlb entry; the premap (kvmppc_mmu_map)
+// comes next.
 func (h *host) guestTLBWE(c int) {
 	p := &h.cpus[c]
 	v := p.run
@@ -686,22 +855,29 @@ func (h *host) guestTLBWE(c int) {
 		page = uint8(v + 1)
 	}
 	old := vc.gtlb
+	inval := false
+	if old != 0 {
+		inval = h.invalGtlbeOnHost(c, v, l)
+	}
 	vc.gtlb = page
-	p.tlb[l] = tlbEntry{creator: vc.id + 1, vm: h.vms[vc.kvm].id, rpn: page}
-	p.step++
+	vc.pc = pcMap
 	h.e.Call(int(vc.id), op{VCPU: vc.id, Kind: opInstall, Page: page})
 	h.e.Return(int(vc.id), result{})
 	if h.ctl {
-		inval := ""
-		if old != 0 {
-			inval = fmt.Sprintf("tlbil_one of old page %d on CPU%d, ", old, c)
+		what := ""
+		switch {
+		case inval:
+			what = fmt.Sprintf("inval_gtlbe_on_host: tlbil_one of old page %d on CPU%d, ", old, c)
+		case old != 0:
+			what = fmt.Sprintf("old page %d has no valid ref: no tlbil_one, ", old)
 		}
-		h.note("", fmt.Sprintf("kvmppc_e500_emul_tlbwe: vCPU %s maps EA 0 -> page %d (%swrite gtlb, premap on CPU%d LPID %d)", vcpuName(vc.id), page, inval, c, l))
+		h.note("", fmt.Sprintf("kvmppc_e500_emul_tlbwe: vCPU %s on CPU%d maps EA 0 -> page %d (%swrite gtlb); premap with kvmppc_mmu_map next", vcpuName(vc.id), c, page, what))
 	}
 }
 
-// guestTLBILX is kvmppc_e500_emul_tlbilx for EA 0: tlbil_one on this core
-// only, then invalidate the gtlb entry. Other cores keep their copies.
+// guestTLBILX is kvmppc_e500_emul_tlbilx for EA 0: inval_gtlbe_on_host on
+// this core only, then invalidate the gtlb entry. Other cores keep their
+// copies.
 func (h *host) guestTLBILX(c int) {
 	p := &h.cpus[c]
 	v := p.run
@@ -709,13 +885,179 @@ func (h *host) guestTLBILX(c int) {
 	l := p.lpidr
 	h.seq()
 	old := vc.gtlb
-	p.tlb[l] = tlbEntry{}
+	inval := h.invalGtlbeOnHost(c, v, l)
 	vc.gtlb = 0
+	vc.pc = pcHost
 	h.e.Call(int(vc.id), op{VCPU: vc.id, Kind: opInvalidate})
 	h.e.Return(int(vc.id), result{})
 	if h.ctl {
-		h.note("", fmt.Sprintf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb and on CPU%d only (LPID %d)", vcpuName(vc.id), old, c, l))
+		where := fmt.Sprintf("tlbil_one on CPU%d only", c)
+		if !inval {
+			where = "no valid ref: nothing invalidated on the host"
+		}
+		h.note("", fmt.Sprintf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb; inval_gtlbe_on_host: %s (LPID %d)", vcpuName(vc.id), old, where, l))
 	}
+}
+
+// hostStep is the loaded vCPU's next host-side step on CPU c, where its
+// run loop is.
+func (h *host) hostStep(c int) {
+	switch h.vcpus[h.cpus[c].run].pc {
+	case pcGuest:
+		h.ipiExit(c)
+	case pcHost:
+		h.prepareToEnter(c)
+	case pcMap:
+		h.mmuMap(c)
+	case pcMapped:
+		h.writeStlbe(c)
+	}
+}
+
+// prepareToEnter is kvmppc_prepare_to_enter: mode = IN_GUEST_MODE,
+// smp_mb(), then a pending KVM_REQ_TLB_FLUSH is handled
+// (kvmppc_core_check_requests -> kvmppc_core_flush_tlb: tlbilxlpid on this
+// core, clear_tlb_privs) and the loop starts over, or the guest is
+// entered.
+func (h *host) prepareToEnter(c int) {
+	p := &h.cpus[c]
+	v := p.run
+	vc := &h.vcpus[v]
+	l := p.lpidr
+	if vc.req && !h.cfg.ignoreRequest {
+		vc.req = false
+		p.tlb[l] = tlbEntry{}
+		vc.ref = 0
+		if h.ctl {
+			h.note("", fmt.Sprintf("kvmppc_prepare_to_enter: %s on CPU%d, mode = IN_GUEST_MODE, smp_mb; KVM_REQ_TLB_FLUSH pending: kvmppc_core_check_requests, kvmppc_core_flush_tlb: tlbilxlpid %d on CPU%d only, clear_tlb_privs", h.who(v), c, l, c))
+		}
+		return
+	}
+	vc.pc = pcGuest
+	if h.ctl {
+		what := "no request pending"
+		if vc.req {
+			what = "KVM_REQ_TLB_FLUSH pending, ignored by this variant"
+		}
+		h.note("", fmt.Sprintf("kvmppc_prepare_to_enter: %s on CPU%d, mode = IN_GUEST_MODE, smp_mb; %s: guest entry (LPID %d)", h.who(v), c, what, l))
+	}
+	h.checkHostMemory()
+}
+
+// mmuMap is kvmppc_mmu_map for EA 0 on CPU c: with a valid ref, write the
+// shadow entry at once; otherwise kvmppc_e500_shadow_map, which gives
+// -EAGAIN while an invalidation of the VM's memory is in progress and
+// otherwise sets the ref to the host page mapped now.
+func (h *host) mmuMap(c int) {
+	p := &h.cpus[c]
+	v := p.run
+	vc := &h.vcpus[v]
+	if vc.ref != 0 {
+		h.install(c, v, vc.gtlb, vc.ref-1)
+		vc.pc = pcHost
+		if h.ctl {
+			h.note("", fmt.Sprintf("kvmppc_mmu_map: %s on CPU%d, gtlb_priv ref valid (host pages gen %d): write_stlbe EA 0 -> page %d into CPU%d's TLB (LPID %d)", h.who(v), c, vc.ref-1, vc.gtlb, c, p.lpidr))
+		}
+		return
+	}
+	vm := &h.vms[vc.kvm]
+	if vm.inProgress {
+		vc.pc = pcHost
+		if h.ctl {
+			h.note("", fmt.Sprintf("kvmppc_e500_shadow_map: %s, mmu_invalidate_retry: an invalidation of %s's memory is in progress, -EAGAIN (the guest faults again)", h.who(v), vmName(vm.id)))
+		}
+		return
+	}
+	vc.ref = vm.gen + 1
+	vc.pc = pcMapped
+	if h.ctl {
+		h.note("", fmt.Sprintf("kvmppc_e500_shadow_map: %s looks up EA 0's guest page in %s's memory (host pages gen %d); ref E500_TLB_VALID; mmu_lock dropped, write_stlbe next", h.who(v), vmName(vm.id), vm.gen))
+	}
+}
+
+// writeStlbe is write_stlbe into the TLB of the CPU the vCPU runs on now.
+func (h *host) writeStlbe(c int) {
+	v := h.cpus[c].run
+	vc := &h.vcpus[v]
+	h.install(c, v, vc.gtlb, vc.ref-1)
+	vc.pc = pcHost
+	if h.ctl {
+		h.note("", fmt.Sprintf("write_stlbe: %s writes EA 0 -> page %d (host pages gen %d) into CPU%d's TLB (LPID %d)", h.who(v), vc.gtlb, vc.ref-1, c, h.cpus[c].lpidr))
+	}
+}
+
+func (h *host) install(c, v int, g, gen uint8) {
+	vc := &h.vcpus[v]
+	p := &h.cpus[c]
+	p.tlb[p.lpidr] = tlbEntry{creator: vc.id + 1, vm: h.vms[vc.kvm].id, rpn: g, gen: gen}
+}
+
+// ipiExit is the guest exit the host's IPI forces; the IPI handler
+// (ack_flush) runs and the vCPU is in the host.
+func (h *host) ipiExit(c int) {
+	v := h.cpus[c].run
+	h.vcpus[v].pc = pcHost
+	h.mmIPI &^= 1 << uint(c)
+	if h.ctl {
+		h.note("", fmt.Sprintf("guest exit on CPU%d: external interrupt (kvm_flush_remote_tlbs's IPI), ack_flush; %s is in the host", c, h.who(v)))
+	}
+}
+
+// rangeStart is kvm_mmu_notifier_invalidate_range_start for VM slot k:
+// mmu_invalidate_in_progress, then kvm_flush_remote_tlbs: KVM_REQ_TLB_FLUSH
+// to every vCPU of the VM and an IPI to the CPU of each in guest mode.
+// With no IPI to wait for, invalidate_range_start returns at once and the
+// pages are freed (ipisTaken).
+func (h *host) rangeStart(k int) {
+	vm := &h.vms[k]
+	vm.inProgress = true
+	var names []string
+	var ipi uint8
+	for v := 0; v < h.slots; v++ {
+		vc := &h.vcpus[v]
+		if !vc.live || vc.kvm != k {
+			continue
+		}
+		vc.req = true
+		if h.ctl {
+			names = append(names, vcpuName(vc.id))
+		}
+		if vc.cpu >= 0 && vc.pc == pcGuest {
+			ipi |= 1 << uint(vc.cpu)
+		}
+	}
+	h.mmVM, h.mmIPI, h.mmPhase = k, ipi, hostWaiting
+	if ipi == 0 {
+		h.rangeEnd()
+	}
+	if h.ctl {
+		send := "no vCPU in guest mode, no IPI to wait for: invalidate_range_start returns; " + freed(vm.id, vm.gen)
+		if ipi != 0 {
+			send = "IPI " + cpuList(ipi) + " (a vCPU in guest mode) and wait"
+		}
+		h.note(rangeStartLabel, fmt.Sprintf("kvm_mmu_notifier_invalidate_range_start: %s's memory, mmu_invalidate_in_progress = 1; kvm_flush_remote_tlbs: KVM_REQ_TLB_FLUSH to vCPUs %s; %s", vmName(vm.id), strings.Join(names, ", "), send))
+	}
+}
+
+// ipisTaken: smp_call_function_many returns; invalidate_range_start
+// returns, the pages are freed and invalidate_range_end runs.
+func (h *host) ipisTaken() {
+	vm := &h.vms[h.mmVM]
+	h.rangeEnd()
+	if h.ctl {
+		h.note(ipisTakenLabel, "kvm_flush_remote_tlbs: smp_call_function_many returns, every IPI taken; invalidate_range_start returns; "+freed(vm.id, vm.gen))
+	}
+}
+
+// rangeEnd frees the VM's host pages (a new generation) and ends the
+// invalidation.
+func (h *host) rangeEnd() {
+	vm := &h.vms[h.mmVM]
+	vm.gen++
+	vm.inProgress = false
+	h.mmPhase = hostIdle
+	h.mmDone++
+	h.checkHostMemory()
 }
 
 // destroyVM is kvm_destroy_vm of VM slot k with the teardown on CPU c:
@@ -725,12 +1067,12 @@ func (h *host) destroyVM(k, c int) {
 	vm := &h.vms[k]
 	l := vm.lpid
 	h.cpus[c].tlb[l] = tlbEntry{}
-	var freed strings.Builder
+	var freedVCPUs strings.Builder
 	for v := 0; v < h.slots; v++ {
 		if vc := &h.vcpus[v]; vc.live && vc.kvm == k {
 			vc.live = false
 			if h.ctl {
-				fmt.Fprintf(&freed, " %s (slot%d)", vcpuName(vc.id), v)
+				fmt.Fprintf(&freedVCPUs, " %s (slot%d)", vcpuName(vc.id), v)
 			}
 		}
 	}
@@ -738,7 +1080,7 @@ func (h *host) destroyVM(k, c int) {
 	vm.live = false
 	h.phase, h.vmmVM, h.toCreate = phaseCreateVM, k, vm.nv
 	if h.ctl {
-		h.note(destroyLabel, fmt.Sprintf("kvm_destroy_vm: %s on CPU%d frees vCPUs%s (tlbilxlpid %d on CPU%d only) and LPID %d", vmName(vm.id), c, freed.String(), l, c, l))
+		h.note(destroyLabel, fmt.Sprintf("kvm_destroy_vm: %s on CPU%d frees vCPUs%s (tlbilxlpid %d on CPU%d only) and LPID %d", vmName(vm.id), c, freedVCPUs.String(), l, c, l))
 	}
 }
 
@@ -764,13 +1106,14 @@ func (h *host) createVM() bool {
 }
 
 // createVCPU is kvmppc_core_vcpu_create_e500mc at the lowest free slot
-// (possibly a freed vCPU's address): a zeroed gtlb and the initial oldpir.
+// (possibly a freed vCPU's address): the guest TLB as at boot, no ref, no
+// request, and the initial oldpir.
 func (h *host) createVCPU() {
 	v := 0
 	for ; h.vcpus[v].live; v++ {
 	}
 	k := h.vmmVM
-	h.vcpus[v] = kvcpu{live: true, kvm: k, id: h.nextVCPU, cpu: -1, oldpir: h.cfg.oldpirInit}
+	h.vcpus[v] = kvcpu{live: true, kvm: k, id: h.nextVCPU, cpu: -1, oldpir: h.cfg.oldpirInit, gtlb: h.cfg.bootPage(), pc: pcHost}
 	h.nextVCPU++
 	if h.toCreate--; h.toCreate == 0 {
 		h.cycle++

@@ -2,6 +2,7 @@ package e500mc
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestImplConformance(t *testing.T) {
 	}
 	configs := []model.Params{
 		nil, // the default, which bfs exhausts
-		{"cpus": 3, "vm1-vcpus": 2, "vm2-vcpus": 2, "lpids": 3, "loads": 6, "ops": 6, "cycles": 2},
+		{"cpus": 3, "vm1-vcpus": 2, "vm2-vcpus": 2, "lpids": 3, "loads": 6, "ops": 6, "cycles": 2, "unmaps": 2},
 	}
 	for _, variant := range Impl.Variants {
 		for ci, p := range configs {
@@ -86,22 +87,32 @@ func implConform(t *testing.T, variant string, p model.Params, s rt.Strategy, ru
 		}
 	}
 	v, _ := Protocol.Variant(variant)
+	for p := range found {
+		if !v.Accepts(p) {
+			t.Fatalf("%s violated %s, which it is not known to violate (%v)", variant, p, found)
+		}
+	}
 	if v.Expect == model.ExpectOK && len(found) > 0 {
 		t.Fatalf("correct variant violated: %v", found)
 	}
 	t.Logf("%d runs, %d steps, violations %v", runs, steps, found)
 }
 
-// TestImplReplaysModelTraces drives the real code through each buggy
-// variant's model counterexample (testdata) with every label checked: the
-// model's bug is the code's bug.
+// TestImplReplaysModelTraces drives the real code through every model
+// counterexample in testdata (one per buggy variant and more) with every
+// label checked: the model's bug is the code's bug.
 func TestImplReplaysModelTraces(t *testing.T) {
-	for _, v := range Protocol.Variants {
-		if v.Expect == model.ExpectOK {
-			continue
-		}
-		t.Run(v.Name, func(t *testing.T) {
-			tr, err := traces.Load(fmt.Sprintf("../../testdata/e500mc/%s.trace.json", v.Name))
+	paths, err := filepath.Glob("../../testdata/e500mc/*.trace.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no traces: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			tr, err := traces.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := Protocol.Variant(tr.Variant)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,8 +125,8 @@ func TestImplReplaysModelTraces(t *testing.T) {
 			if run.Err != nil {
 				t.Fatalf("replay: %v\n%s", run.Err, run)
 			}
-			if run.Violation == nil || tr.Violation == nil || run.Violation.Property != tr.Violation.Property || run.Violation.Property != v.Expect {
-				t.Fatalf("want %s (the trace's %v), got %s\n%s", v.Expect, tr.Violation, run.Outcome(), run)
+			if run.Violation == nil || tr.Violation == nil || run.Violation.Property != tr.Violation.Property || !v.Accepts(run.Violation.Property) {
+				t.Fatalf("want the trace's %v, one %s is known to violate, got %s\n%s", tr.Violation, v.Name, run.Outcome(), run)
 			}
 			if run.Violation.Message != tr.Violation.Message {
 				t.Errorf("message differs from the model's:\n code:  %s\n model: %s", run.Violation.Message, tr.Violation.Message)
@@ -131,7 +142,7 @@ func TestImplReplaysModelTraces(t *testing.T) {
 // cores, vCPUs, budgets and VM cycles than the exhaustive default.
 var implStressParams = []model.Params{
 	nil,
-	{"cpus": 4, "vm1-vcpus": 3, "vm2-vcpus": 2, "lpids": 3, "loads": 40, "ops": 60, "cycles": 3},
+	{"cpus": 4, "vm1-vcpus": 3, "vm2-vcpus": 2, "lpids": 3, "loads": 40, "ops": 60, "cycles": 3, "unmaps": 3},
 }
 
 // TestImplStress runs the correct variants under the Go scheduler (real
@@ -164,9 +175,9 @@ func TestImplStress(t *testing.T) {
 }
 
 // TestImplFindsBugControlled lets the controlled scheduler alone find the
-// bugs of never-flush and oldpir-zero in the real code (rt.Explore, which
-// also replays the failing run with its labels), then replays the failing
-// schedule once more with rt.Replay and on the model.
+// bugs of never-flush, oldpir-zero and ignore-request in the real code
+// (rt.Explore, which also replays the failing run with its labels), then
+// replays the failing schedule once more with rt.Replay and on the model.
 func TestImplFindsBugControlled(t *testing.T) {
 	for _, c := range []struct {
 		variant string
@@ -174,14 +185,15 @@ func TestImplFindsBugControlled(t *testing.T) {
 	}{
 		{"never-flush", NoPollution},
 		{"oldpir-zero", VMIsolation},
+		{"ignore-request", HostMemorySafety},
 	} {
-		strategies := []rt.Strategy{rt.PCT(7, 3)}
-		if c.variant == "never-flush" {
-			// Uniform random walks find never-flush at once; the
-			// oldpir-zero leak needs a VM teardown between two slices on
-			// the same core, which PCT's priorities reach and uniform
-			// walks rarely do (none in 20000 runs of seed 7).
-			strategies = append(strategies, rt.Random(7))
+		strategies := []rt.Strategy{rt.PCT(7, 3), rt.Random(7)}
+		if c.variant == "oldpir-zero" {
+			// The leak needs a VM teardown between two slices on the same
+			// core, with the run loop's and the host's steps in between:
+			// at the default size PCT seed 2 reaches it after 621 runs,
+			// seeds 1 and 3 to 10 in none of 20000, nor uniform walks.
+			strategies = []rt.Strategy{rt.PCT(2, 3)}
 		}
 		for _, s := range strategies {
 			t.Run(c.variant+"/"+s.String(), func(t *testing.T) {
@@ -234,7 +246,8 @@ func TestImplAlternatingScenario(t *testing.T) {
 		for _, c := range []struct {
 			variant string
 			flushes int
-		}{{"per-cpu", 2 * n}, {"per-lpid", 2}} {
+			steps   func(n int) int // as the model's TestAlternatingScenario
+		}{{"per-cpu", 2 * n, func(n int) int { return 10*n + 1 }}, {"per-lpid", 2, func(n int) int { return 7*n + 4 }}} {
 			g, im := Gated(rt.Random(1))
 			tg := implTarget(t, im, c.variant, model.Params{"scenario": 1, "rounds": n})
 			run, err := tg.Controlled(g, implMaxSteps)
@@ -250,8 +263,8 @@ func TestImplAlternatingScenario(t *testing.T) {
 					got++
 				}
 			}
-			if got != c.flushes || len(run.Steps) != 5*n+1 {
-				t.Errorf("%s rounds=%d: %d flushes in %d steps, want %d in %d", c.variant, n, got, len(run.Steps), c.flushes, 5*n+1)
+			if got != c.flushes || len(run.Steps) != c.steps(n) {
+				t.Errorf("%s rounds=%d: %d flushes in %d steps, want %d in %d", c.variant, n, got, len(run.Steps), c.flushes, c.steps(n))
 			}
 		}
 	}
@@ -287,7 +300,7 @@ func TestImplUngatedIsLoud(t *testing.T) {
 // LPID hits the destroyed VM's entry: TestNeverFlushLeaksAcrossVMs) and
 // linearizability (the wrong translation either hit returns, without the
 // step assertions: TestSpecCatchesBugs).
-var neverFlushViolates = []string{NoPollution, VMIsolation, model.Linearizability}
+var neverFlushViolates = []string{NoPollution, VMIsolation, HostMemorySafety, model.Linearizability}
 
 // TestNeverFlushLeaksAcrossVMs: with one vCPU per VM and two loads, no
 // vCPU can hit a sibling's entry or its own stale one, and bfs finds
@@ -358,7 +371,10 @@ func TestImplOffersTheModelsChoices(t *testing.T) {
 	if testing.Short() {
 		runs = 20
 	}
-	configs := []model.Params{nil, {"cpus": 3, "vm1-vcpus": 2, "vm2-vcpus": 2, "lpids": 3, "loads": 6, "ops": 6, "cycles": 2}, {"scenario": 1, "rounds": 3}}
+	configs := []model.Params{nil,
+		{"cpus": 3, "vm1-vcpus": 2, "vm2-vcpus": 2, "lpids": 3, "loads": 6, "ops": 6, "cycles": 2, "unmaps": 2},
+		{"tlb-ops": 0, "ops": 4, "unmaps": 3},
+		{"scenario": 1, "rounds": 3}}
 	for _, variant := range Impl.Variants {
 		for ci, p := range configs {
 			t.Run(fmt.Sprintf("%s/config%d", variant, ci), func(t *testing.T) {

@@ -38,7 +38,9 @@ func (m *machine) load(s *state, c, v int, x *model.Exec) {
 		}
 		return
 	}
-	s.loadsLeft--
+	if !m.cfg.unbounded {
+		s.loadsLeft--
+	}
 	l := int(x.Load(s.mem, m.kvmLPID[vc.vm])) // mtspr(SPRN_LPID, get_lpid(vcpu))
 	d := m.decide(s, c, v, l, x)
 	why := ""
@@ -159,16 +161,29 @@ func (m *machine) flush(s *state, c, v, l int, x *model.Exec) {
 
 // put is kvmppc_core_vcpu_put_e500mc(v) on CPU c: one atomic step for the
 // same reason as load (vcpu_put's preempt_disable, or kvm_sched_out
-// inside the scheduler).
+// inside the scheduler). A vCPU in guest mode first exits on a host
+// interrupt (a timer tick: kvmppc_handle_exit runs with interrupts on,
+// and the scheduler takes the CPU at its first preemption point); the
+// exit touches nothing the model shares, so it is part of this step. The
+// vCPU keeps its place in the run loop (vcpuState.pc): it resumes there
+// on whichever CPU loads it next.
 func (m *machine) put(s *state, c int, x *model.Exec) {
 	p := &s.cpus[c]
 	v := int(p.run)
 	vc := &s.vcpus[v]
+	exit := vc.pc == pcGuest
+	if exit {
+		vc.pc = pcHost
+	}
 	x.Store(s.mem, m.oldpir[v], uint64(c))
 	p.run, p.lpidr, p.step = -1, 0, 0
 	vc.cpu = -1
 	if x.Labelling() {
-		x.Labelf("kvmppc_core_vcpu_put_e500mc: vCPU %s of %s leaves CPU%d, oldpir = %d", vcpuName(vc.id), vmName(s.vms[vc.vm].id), c, c)
+		how := ""
+		if exit {
+			how = "guest exit on a host interrupt, then "
+		}
+		x.Labelf("%skvmppc_core_vcpu_put_e500mc: vCPU %s of %s leaves CPU%d, oldpir = %d", how, vcpuName(vc.id), vmName(s.vms[vc.vm].id), c, c)
 	}
 }
 

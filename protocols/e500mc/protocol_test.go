@@ -1,6 +1,7 @@
 package e500mc
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -9,13 +10,20 @@ import (
 
 // TestParamExtremes builds every variant at every parameter's minimum and
 // at all maxima together and walks it: the machine must stay within its
-// arrays, terminate, and the correct variants stay clean.
+// arrays, terminate, and the correct variants stay clean. With unbounded
+// loads the walks cannot terminate: they must run to the step bound, clean
+// for the correct variants.
 func TestParamExtremes(t *testing.T) {
 	lo, hi := model.Params{}, model.Params{}
 	for _, p := range Protocol.Params {
 		lo[p.Name], hi[p.Name] = p.Min, p.Max
 	}
-	hi["scenario"] = 0
+	hi["scenario"], hi["unbounded-loads"] = 0, 0
+	unbounded := model.Params{}
+	for k, v := range hi {
+		unbounded[k] = v
+	}
+	unbounded["unbounded-loads"] = 1
 	for _, v := range Protocol.Variants {
 		for _, p := range []model.Params{lo, hi} {
 			r := explore(t, machineFor(t, v.Name, p), explorer.Options{Strategy: explorer.Random, Seed: 5, Runs: 200})
@@ -25,6 +33,13 @@ func TestParamExtremes(t *testing.T) {
 			if r.Violation == nil && r.Bound != "random: 200 walks from seed 5" {
 				t.Errorf("%s %v: walks did not terminate: %s", v.Name, p, r.Bound)
 			}
+		}
+		if v.Expect != model.ExpectOK {
+			continue
+		}
+		r := explore(t, machineFor(t, v.Name, unbounded), explorer.Options{Strategy: explorer.Random, Seed: 5, Runs: 20, MaxSteps: 2000})
+		if r.Violation != nil || !strings.Contains(r.Bound, "max-steps=2000") {
+			t.Errorf("%s unbounded loads: %s (%s), want 20 clean walks to the step bound", v.Name, r, r.Bound)
 		}
 	}
 }

@@ -32,61 +32,65 @@ type op struct {
 // result is an operation's output: translate's page (0 = miss).
 type result struct{ Page uint8 }
 
-var guestTLBSpec = &model.Spec{
-	Name: "per-vCPU guest TLB entry (install, local invalidate, translate)",
-	Model: porcupine.Model{
-		Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
-			var ids []uint8
-			parts := map[uint8][]porcupine.Operation{}
-			for _, o := range h {
-				id := o.Input.(op).VCPU
-				if _, ok := parts[id]; !ok {
-					ids = append(ids, id)
+// guestTLBSpec is the specification for guests whose TLB maps EA 0 to
+// boot at first (0: unmapped).
+func guestTLBSpec(boot uint8) *model.Spec {
+	return &model.Spec{
+		Name: "per-vCPU guest TLB entry (install, local invalidate, translate)",
+		Model: porcupine.Model{
+			Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+				var ids []uint8
+				parts := map[uint8][]porcupine.Operation{}
+				for _, o := range h {
+					id := o.Input.(op).VCPU
+					if _, ok := parts[id]; !ok {
+						ids = append(ids, id)
+					}
+					parts[id] = append(parts[id], o)
 				}
-				parts[id] = append(parts[id], o)
-			}
-			out := make([][]porcupine.Operation, len(ids))
-			for i, id := range ids {
-				out[i] = parts[id]
-			}
-			return out
+				out := make([][]porcupine.Operation, len(ids))
+				for i, id := range ids {
+					out[i] = parts[id]
+				}
+				return out
+			},
+			Init: func() any { return boot },
+			Step: func(st, in, out any) (bool, any) {
+				page := st.(uint8)
+				o := in.(op)
+				switch o.Kind {
+				case opInstall:
+					return true, o.Page
+				case opInvalidate:
+					return true, uint8(0)
+				}
+				if _, pending := out.(model.Pending); pending {
+					return true, page
+				}
+				return out.(result).Page == page, page
+			},
+			DescribeOperation: func(in, out any) string {
+				o := in.(op)
+				switch o.Kind {
+				case opInstall:
+					return fmt.Sprintf("vCPU %s: tlbwe EA 0 -> page %d", vcpuName(o.VCPU), o.Page)
+				case opInvalidate:
+					return fmt.Sprintf("vCPU %s: tlbilx EA 0", vcpuName(o.VCPU))
+				}
+				if _, pending := out.(model.Pending); pending {
+					return fmt.Sprintf("vCPU %s: load EA 0 -> pending", vcpuName(o.VCPU))
+				}
+				if p := out.(result).Page; p != 0 {
+					return fmt.Sprintf("vCPU %s: load EA 0 -> page %d", vcpuName(o.VCPU), p)
+				}
+				return fmt.Sprintf("vCPU %s: load EA 0 -> guest TLB miss", vcpuName(o.VCPU))
+			},
+			DescribeState: func(st any) string {
+				if p := st.(uint8); p != 0 {
+					return fmt.Sprintf("EA 0 -> page %d", p)
+				}
+				return "EA 0 unmapped"
+			},
 		},
-		Init: func() any { return uint8(0) },
-		Step: func(st, in, out any) (bool, any) {
-			page := st.(uint8)
-			o := in.(op)
-			switch o.Kind {
-			case opInstall:
-				return true, o.Page
-			case opInvalidate:
-				return true, uint8(0)
-			}
-			if _, pending := out.(model.Pending); pending {
-				return true, page
-			}
-			return out.(result).Page == page, page
-		},
-		DescribeOperation: func(in, out any) string {
-			o := in.(op)
-			switch o.Kind {
-			case opInstall:
-				return fmt.Sprintf("vCPU %s: tlbwe EA 0 -> page %d", vcpuName(o.VCPU), o.Page)
-			case opInvalidate:
-				return fmt.Sprintf("vCPU %s: tlbilx EA 0", vcpuName(o.VCPU))
-			}
-			if _, pending := out.(model.Pending); pending {
-				return fmt.Sprintf("vCPU %s: load EA 0 -> pending", vcpuName(o.VCPU))
-			}
-			if p := out.(result).Page; p != 0 {
-				return fmt.Sprintf("vCPU %s: load EA 0 -> page %d", vcpuName(o.VCPU), p)
-			}
-			return fmt.Sprintf("vCPU %s: load EA 0 -> guest TLB miss", vcpuName(o.VCPU))
-		},
-		DescribeState: func(st any) string {
-			if p := st.(uint8); p != 0 {
-				return fmt.Sprintf("EA 0 -> page %d", p)
-			}
-			return "EA 0 unmapped"
-		},
-	},
+	}
 }

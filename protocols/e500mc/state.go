@@ -23,6 +23,10 @@ type entry struct {
 	creator uint8 // vCPU incarnation id + 1 of the installer; 0 = invalid
 	vm      uint8 // VM incarnation id of the installer
 	rpn     uint8 // the guest page the entry translates to
+	// gen is the generation of the VM's host pages the entry's real page
+	// number belongs to (vmState.gen when kvmppc_e500_shadow_map looked
+	// it up): an entry of an older generation maps a freed host page.
+	gen uint8
 }
 
 func (e entry) valid() bool { return e.creator != 0 }
@@ -32,7 +36,7 @@ func (e entry) valid() bool { return e.creator != 0 }
 type cpuState struct {
 	run   int8  // slot of the loaded vCPU, or -1
 	lpidr uint8 // SPRN_LPID while a vCPU is loaded
-	step  uint8 // guest operations done in the current slice (scenario 1)
+	step  uint8 // loads of EA 0 that hit in the current slice (scenario 1)
 }
 
 // vcpuState is a vCPU slot: the struct kvm_vcpu at one address, and which
@@ -46,14 +50,56 @@ type vcpuState struct {
 	// one CPU and was preempted before acting on it (midNone, midSkip,
 	// midFlush).
 	midLoad uint8
+	// pc is where the vCPU's thread is in KVM's run loop (pcHost, ...):
+	// kept across a put, since a preempted vCPU resumes where it was.
+	pc uint8
 }
+
+// Where a vCPU's thread is in the run loop (kvmppc_vcpu_run,
+// kvmppc_handle_exit, kvmppc_prepare_to_enter). Every point but pcGuest
+// runs with interrupts and preemption enabled, so the host scheduler can
+// put the vCPU there.
+const (
+	// pcHost: in the host, next kvmppc_prepare_to_enter (after the
+	// first KVM_RUN, after an exit, after a request was handled).
+	pcHost = iota
+	// pcGuest: executing guest code (after guest_enter_irqoff).
+	pcGuest
+	// pcMap: a DTLB miss exit (or tlbwe's premap) found a guest TLB
+	// entry: next kvmppc_mmu_map.
+	pcMap
+	// pcMapped: kvmppc_e500_shadow_map set up the gtlb_priv ref and
+	// dropped kvm->mmu_lock: next write_stlbe.
+	pcMapped
+)
 
 // vmState is a struct kvm slot. Its LPID (kvm->arch.lpid) is in Mem.
 type vmState struct {
 	live bool
 	id   uint8 // incarnation id: VM1, VM2, then VM3... after a destroy
 	nv   uint8 // vCPUs it has (or will have, while the VMM creates them)
+	// gen is the generation of the host pages backing the VM's memory:
+	// each host unmap frees them and later faults get new ones.
+	gen uint8
 }
+
+// hostState is the host MM thread's program counter: one MMU-notifier
+// invalidation of a VM's memory at a time, unmaps times.
+type hostState struct {
+	phase uint8 // hostIdle, hostWaiting
+	vm    uint8 // VM slot being invalidated
+	done  uint8 // invalidations completed
+	ipi   uint8 // CPUs with kvm_flush_remote_tlbs's IPI not yet taken (bit c)
+}
+
+const (
+	// hostIdle: no invalidation in progress.
+	hostIdle = iota
+	// hostWaiting: invalidate_range_start sent KVM_REQ_TLB_FLUSH and
+	// IPIs and waits in smp_call_function_many for every IPI to be
+	// taken.
+	hostWaiting
+)
 
 // vmmState is the VMM thread's program counter: destroy a VM, create a VM
 // in its place, create its vCPUs; repeated cycles times.
@@ -84,6 +130,7 @@ type core struct {
 	vcpus     []vcpuState // one per slot
 	vms       [maxVMs]vmState
 	vmm       vmmState
+	host      hostState
 	loadsLeft uint8 // vCPU loads the host schedulers may still do
 	opsLeft   uint8 // guest operations the vCPUs may still do
 	nextVCPU  uint8 // next vCPU incarnation id
@@ -102,6 +149,11 @@ type state struct {
 }
 
 func (s *state) AppendKey(b []byte) []byte { return coreCodec.Append(b, &s.core) }
+
+// CopyFrom makes s a copy of src (model.Copier) through the codec: field
+// bytes, the memory's words and the slices' elements, reusing s's
+// buffers.
+func (s *state) CopyFrom(src model.State) { coreCodec.Copy(&s.core, &src.(*state).core) }
 
 func (s *state) Decode(b []byte) error {
 	if err := coreCodec.Decode(b, &s.core); err != nil {
@@ -146,9 +198,12 @@ func (s *state) Vars() []model.Var {
 	for k, m := range s.vms {
 		val := "free"
 		if m.live {
-			val = fmt.Sprintf("%s, %d vCPUs", vmName(m.id), m.nv)
+			val = fmt.Sprintf("%s, %d vCPUs, host pages gen %d", vmName(m.id), m.nv, m.gen)
 		}
 		out = append(out, model.Var{Name: fmt.Sprintf("kvm%d", k), Value: val})
+	}
+	if s.m.cfg.unmaps > 0 {
+		out = append(out, model.Var{Name: "host", Value: s.describeHost()})
 	}
 	return append(out,
 		model.Var{Name: "vmm", Value: fmt.Sprintf("cycle %d phase %d", s.vmm.cycle, s.vmm.phase)},
@@ -160,7 +215,7 @@ func (s *state) describeTLB(c int) string {
 	var parts []string
 	for l := 1; l <= s.m.cfg.lpids; l++ {
 		if e := *s.m.tlbAt(s, c, l); e.valid() {
-			parts = append(parts, fmt.Sprintf("[LPID %d: EA0->page %d, by %s of %s]", l, e.rpn, vcpuName(e.creator-1), vmName(e.vm)))
+			parts = append(parts, fmt.Sprintf("[LPID %d: EA0->page %d (host pages gen %d), by %s of %s]", l, e.rpn, e.gen, vcpuName(e.creator-1), vmName(e.vm)))
 		}
 	}
 	if len(parts) == 0 {
@@ -181,7 +236,37 @@ func (s *state) describeSlot(v int) string {
 	if p.midLoad != midNone {
 		where = "preempted inside kvmppc_core_vcpu_load_e500mc"
 	}
-	return fmt.Sprintf("vCPU %s of %s, %s", vcpuName(p.id), vmName(s.vms[p.vm].id), where)
+	return fmt.Sprintf("vCPU %s of %s, %s, %s", vcpuName(p.id), vmName(s.vms[p.vm].id), where, pcNames[p.pc])
+}
+
+var pcNames = [...]string{
+	pcHost:   "in the host before kvmppc_prepare_to_enter",
+	pcGuest:  "in guest mode",
+	pcMap:    "in kvmppc_handle_exit before kvmppc_mmu_map",
+	pcMapped: "in kvmppc_mmu_map between kvmppc_e500_shadow_map and write_stlbe",
+}
+
+func (s *state) describeHost() string {
+	h := &s.host
+	switch h.phase {
+	case hostWaiting:
+		return fmt.Sprintf("invalidate_range_start of kvm%d waiting for the IPIs to CPUs %s (%d of %d unmaps done)", h.vm, cpuList(h.ipi), h.done, s.m.cfg.unmaps)
+	}
+	return fmt.Sprintf("idle (%d of %d unmaps done)", h.done, s.m.cfg.unmaps)
+}
+
+// cpuList renders a set of CPUs (bit c: CPUc).
+func cpuList(set uint8) string {
+	var parts []string
+	for c := 0; c < maxCPUs; c++ {
+		if set&(1<<c) != 0 {
+			parts = append(parts, fmt.Sprintf("CPU%d", c))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // vcpuName names a vCPU incarnation: A, B, C, ... (a recreated vCPU at a

@@ -18,17 +18,22 @@ import (
 //     vCPU pointers, i.e. slots, not CPUs);
 //   - per vCPU: the CPU it is loaded on (vcpuState.cpu) and oldpir, which
 //     holds a PIR, i.e. a CPU id (or 0xffffffff, which names no CPU);
+//   - the host MM's set of CPUs with its IPI pending (hostState.ipi);
 //   - the steps: a load on CPU c compares oldpir with PIR = c and reads
 //     and writes c's per-CPU words and TLB; a put stores oldpir = c; the
-//     VMM's teardown on CPU c (alternative k*cpus+c) invalidates c's TLB.
+//     vCPU's host-side steps and guest operations on c touch c's TLB and
+//     the vCPU's own words; the VMM's teardown on CPU c (alternative
+//     k*cpus+c) invalidates c's TLB; the host MM IPIs the CPUs whose
+//     vCPU of the VM is in guest mode, and only waits for them.
 //
 // So for a permutation π of the CPUs, applying π to the per-CPU records,
 // the per-CPU words, vcpuState.cpu and every oldpir that holds a valid PIR
 // maps each step of CPU c to the same step of CPU π(c) (and the VMM's
 // teardown on c to the teardown on π(c)), with the same assertion outcome
 // (no-pollution and vm-isolation look at entries, vCPUs and VMs, never at
-// CPU ids), the same events and metric deltas; the invariant list is
-// empty and deadlock is permutation-invariant. One exception: the
+// CPU ids), the same events and metric deltas; the invariant
+// host-memory-safety looks at every CPU alike, and deadlock is
+// permutation-invariant. One exception: the
 // oldpir-zero variant has kvmppc_core_vcpu_create_e500mc store the
 // constant PIR 0 in a new vCPU's oldpir, which names CPU0; when the VMM
 // creates vCPUs (cycles > 0), only permutations that fix CPU0 are
@@ -80,7 +85,7 @@ func (m *machine) CanonicalKey(ms model.State, b []byte) []byte {
 	fixed := m.fixedCPU()
 	perms := cpuPerms[m.cfg.cpus]
 	b = m.appendPermuted(b, s, &perms[0]) // the identity
-	var tmp [256]byte
+	var tmp [512]byte
 	for i := 1; i < len(perms); i++ {
 		p := &perms[i]
 		if fixed >= 0 && p[fixed] != int8(fixed) {
@@ -107,9 +112,9 @@ func (m *machine) appendPermuted(b []byte, s *state, pi *[maxCPUs]int8) []byte {
 	for i := 0; i < n; i++ {
 		c := inv[i]
 		p := &s.cpus[c]
-		b = append(b, byte(p.run), p.lpidr, p.step)
+		b = append(b, byte(p.run), p.lpidr, p.step, s.host.ipi>>uint(c)&1)
 		for _, e := range s.tlb[c*m.cfg.lpids : (c+1)*m.cfg.lpids] {
-			b = append(b, e.creator, e.vm, e.rpn)
+			b = append(b, e.creator, e.vm, e.rpn, e.gen)
 		}
 		for l := 1; l <= m.cfg.lpids; l++ {
 			b = binary.AppendUvarint(b, s.mem.Peek(m.lastOfLPID[c][l]))
@@ -124,20 +129,24 @@ func (m *machine) appendPermuted(b []byte, s *state, pi *[maxCPUs]int8) []byte {
 		if cpu >= 0 {
 			cpu = pi[cpu]
 		}
-		b = append(b, boolByte(p.live), p.vm, p.id, byte(cpu), p.midLoad)
+		b = append(b, boolByte(p.live), p.vm, p.id, byte(cpu), p.midLoad, p.pc)
 		o := s.mem.Peek(m.oldpir[v])
 		if o < uint64(n) {
 			o = uint64(pi[o])
 		}
 		b = binary.AppendUvarint(b, o)
 		b = binary.AppendUvarint(b, s.mem.Peek(m.gtlb[v]))
+		b = binary.AppendUvarint(b, s.mem.Peek(m.ref[v]))
+		b = binary.AppendUvarint(b, s.mem.Peek(m.requests[v]))
 	}
 	for k, vm := range s.vms {
-		b = append(b, boolByte(vm.live), vm.id, vm.nv)
+		b = append(b, boolByte(vm.live), vm.id, vm.nv, vm.gen)
 		b = binary.AppendUvarint(b, s.mem.Peek(m.kvmLPID[k]))
+		b = binary.AppendUvarint(b, s.mem.Peek(m.inProgress[k]))
 	}
 	b = binary.AppendUvarint(b, s.mem.Peek(m.lpidInuse))
 	return append(b, s.vmm.cycle, s.vmm.phase, s.vmm.vm, s.vmm.toCreate,
+		s.host.phase, s.host.vm, s.host.done,
 		s.loadsLeft, s.opsLeft, s.nextVCPU, s.nextVM)
 }
 

@@ -22,14 +22,18 @@ func (m *machine) vmmStep(s *state, x *model.Exec) {
 		// CPU c (identities, not positions).
 		var set uint64
 		for k := 0; k < maxVMs; k++ {
-			if !s.vms[k].live || m.anyLoaded(s, k) {
+			if !s.vms[k].live || m.anyLoaded(s, k) || m.notifierBusy(s, k) {
 				continue
 			}
 			set |= (uint64(1)<<uint(m.cfg.cpus) - 1) << uint(k*m.cfg.cpus)
 		}
 		if set == 0 {
 			x.Block()
-			x.Label("every vCPU of the VM it destroys to be put")
+			if m.mm < 0 {
+				x.Label("every vCPU of the VM it destroys to be put")
+			} else {
+				x.Label("every vCPU of the VM it destroys to be put, and the MMU notifier to be done with it")
+			}
 			return
 		}
 		alt := x.ChooseFrom(set)
@@ -39,6 +43,14 @@ func (m *machine) vmmStep(s *state, x *model.Exec) {
 	case phaseCreateVCPU:
 		m.createVCPU(s, x)
 	}
+}
+
+// notifierBusy reports whether an MMU-notifier invalidation of VM slot k
+// is in progress: kvm_destroy_vm's mmu_notifier_unregister waits for it
+// (the notifier's callbacks run under the mm's notifier SRCU, which
+// unregister synchronizes).
+func (m *machine) notifierBusy(s *state, k int) bool {
+	return s.host.phase != hostIdle && int(s.host.vm) == k
 }
 
 func (m *machine) anyLoaded(s *state, k int) bool {
@@ -112,9 +124,11 @@ func (m *machine) createVCPU(s *state, x *model.Exec) {
 	for ; s.vcpus[v].live; v++ {
 	}
 	k := int(s.vmm.vm)
-	s.vcpus[v] = vcpuState{live: true, vm: uint8(k), id: s.nextVCPU, cpu: -1}
+	s.vcpus[v] = vcpuState{live: true, vm: uint8(k), id: s.nextVCPU, cpu: -1, pc: pcHost}
 	s.nextVCPU++
-	x.Store(s.mem, m.gtlb[v], 0)
+	x.Store(s.mem, m.gtlb[v], uint64(m.bootPage()))
+	x.Store(s.mem, m.ref[v], 0)
+	x.Store(s.mem, m.requests[v], 0)
 	x.Store(s.mem, m.oldpir[v], m.cfg.oldpirInit)
 	if s.vmm.toCreate--; s.vmm.toCreate == 0 {
 		s.vmm.cycle++

@@ -55,6 +55,12 @@ func (m *machine) sleepsOn(s *state, t int) string {
 	case pcCSIdleWoken:
 		return fmt.Sprintf("exclusive_resume in start_exclusive's exclusive_idle for !exclusive_work_ongoing (%s)",
 			holds(!s.workOngoing))
+	case pcHPIdleWoken:
+		return fmt.Sprintf("exclusive_resume in cpu_list_add's exclusive_idle for !exclusive_work_ongoing (%s)",
+			holds(!s.workOngoing))
+	case pcHRIdleWoken:
+		return fmt.Sprintf("exclusive_resume in cpu_list_remove's exclusive_idle for !exclusive_work_ongoing (%s)",
+			holds(!s.workOngoing))
 	case pcSXWoken:
 		return fmt.Sprintf("exclusive_cond in start_exclusive for pending_cpus <= 1 (pending_cpus = %d)",
 			s.mem.Peek(m.aPending))

@@ -54,10 +54,10 @@ func (r *run) cpuLockStep() {
 		s.workOngoing = true
 		r.unlock(L, Ln)
 		r.label("start_exclusive: exclusive_work_ongoing = true; qemu_mutex_unlock(qemu_cpu_list_lock)")
-		th.iter = 0
+		th.iter = r.nextCPU(0)
 		th.pc = pcCSMarkLock
 	case pcCSIdleWoken:
-		if !r.woken(&s.resumeCond, "exclusive_resume") || !r.reacquire(L, Ln) {
+		if !r.wokenRelock(&s.resumeCond, "exclusive_resume", L, Ln, "start_exclusive: exclusive_idle") {
 			return
 		}
 		r.label("start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
@@ -69,27 +69,30 @@ func (r *run) cpuLockStep() {
 		if r.labelling() {
 			r.labelf("start_exclusive: cpu_mutex_lock(cpu%d)", o)
 		}
-		th.pc = pcCSMark
-	case pcCSMark:
+		// running is read under cpu->lock, which the thread now holds.
 		if s.running[o] {
-			if s.exclusiveWaiter[o] {
-				r.x.Fail(PropAssertNoWaiter, "%s: start_exclusive finds cpu%d->exclusive_waiter already set", r.name(r.t), o)
-			}
-			s.exclusiveWaiter[o] = true
+			th.pc = pcCSKick
+		} else {
+			th.pc = pcCSMarkUnlock
 		}
+	case pcCSKick:
+		if s.exclusiveWaiter[o] {
+			r.x.Fail(PropAssertNoWaiter, "%s: start_exclusive finds cpu%d->exclusive_waiter already set", r.name(r.t), o)
+		}
+		s.exclusiveWaiter[o] = true
+		if k := r.kick(o); r.labelling() {
+			r.labelf("start_exclusive: cpu%d->running: exclusive_waiter = true; %s", o, k)
+		}
+		th.pc = pcCSMarkUnlock
+	case pcCSMarkUnlock:
 		s.exclusiveOngoing[o] = true
 		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
 		if r.labelling() {
-			if s.running[o] {
-				// The kick only matters for a vCPU asleep on halt_cond, and a
-				// running one is not (see upstream.go's scan).
-				r.labelf("start_exclusive: cpu%d->running: exclusive_waiter = true; qemu_cpu_kick(cpu%d); exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o, o)
-			} else {
-				r.labelf("start_exclusive: cpu%d not running: exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o)
-			}
+			r.labelf("start_exclusive: cpu%d->exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o)
 		}
-		if th.iter++; int(th.iter) == r.m.ncpus {
-			th.iter = 0
+		// CPU_FOREACH: the next CPU in the list (see nextCPU).
+		if th.iter = r.nextCPU(o + 1); int(th.iter) == r.m.ncpus {
+			th.iter = r.nextCPU(0)
 			th.pc = pcCSWaitLock
 		} else {
 			th.pc = pcCSMarkLock
@@ -112,7 +115,7 @@ func (r *run) cpuLockStep() {
 			return
 		}
 		r.unlock(&s.cpuLock[o], r.cpuLockName(o))
-		if th.iter++; int(th.iter) < r.m.ncpus {
+		if th.iter = r.nextCPU(o + 1); int(th.iter) < r.m.ncpus {
 			if r.labelling() {
 				r.labelf("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d)", o, o)
 			}
@@ -125,7 +128,7 @@ func (r *run) cpuLockStep() {
 		r.sectionStart()
 		r.ret()
 	case pcCSWaitWoken:
-		if !r.woken(&s.cpuCond[o], r.condName(o)) || !r.reacquire(&s.cpuLock[o], r.cpuLockName(o)) {
+		if !r.wokenRelock(&s.cpuCond[o], r.condName(o), &s.cpuLock[o], r.cpuLockName(o), "start_exclusive") {
 			return
 		}
 		if r.labelling() {
@@ -161,7 +164,7 @@ func (r *run) cpuLockStep() {
 		if r.labelling() {
 			r.labelf("end_exclusive: cpu_mutex_unlock(cpu%d)", o)
 		}
-		if th.iter++; int(th.iter) == r.m.ncpus {
+		if th.iter = r.nextCPU(o + 1); int(th.iter) == r.m.ncpus {
 			th.pc = pcCEListLock
 		} else {
 			th.pc = pcCELock
@@ -229,7 +232,7 @@ func (r *run) cpuLockStep() {
 		}
 		th.pc = pcR2Woken
 	case pcR2Woken:
-		if !r.woken(&s.cpuCond[c], r.condName(c)) || !r.reacquire(&s.cpuLock[c], r.cpuLockName(c)) {
+		if !r.wokenRelock(&s.cpuCond[c], r.condName(c), &s.cpuLock[c], r.cpuLockName(c), "cpu_exec_exclusive_locked") {
 			return
 		}
 		if r.labelling() {
@@ -237,6 +240,23 @@ func (r *run) cpuLockStep() {
 		}
 		th.pc = pcR2
 	}
+}
+
+// nextCPU is CPU_FOREACH's next CPU from index from on: the first one in
+// the list, or ncpus at the end. Seed 001's start_exclusive and
+// end_exclusive walk the RCU list without qemu_cpu_list_lock; a CPU is
+// only ever inserted at the tail or removed (the hot-plugged one, after
+// the vCPUs), so a walk sees the CPU if it is in the list when the walk
+// moves past the CPU before it. That read of the next pointer shares the
+// step that leaves the previous CPU (its cpu_mutex_unlock): it commutes
+// with every other action but the insertion and the removal, which take
+// no lock the walker holds, so the reads it could see later it can also
+// see at that step.
+func (r *run) nextCPU(from int) uint8 {
+	for from < r.m.ncpus && !r.s.inList[from] {
+		from++
+	}
+	return uint8(from)
 }
 
 // cpuLockDecide: cpu_exec_exclusive_locked's tests of fields under

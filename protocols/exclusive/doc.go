@@ -1,9 +1,11 @@
 // Package exclusive models QEMU's exclusive sections: start_exclusive and
 // end_exclusive, which stop every vCPU from executing guest code while one
 // thread runs "safe" work, together with the vCPU loop around them
-// (cpu_exec_start, a guest TB, cpu_exec_end, process_queued_cpu_work),
-// safe work queued with async_safe_run_on_cpu, and synchronous run_on_cpu
-// calls from the I/O thread.
+// (cpu_exec_start, cpu_exec running TBs until it is kicked, cpu_exec_end,
+// qemu_wait_io_event, process_queued_cpu_work), work queued while the
+// vCPUs run (async_safe_run_on_cpu from a vCPU's own TB and from the I/O
+// thread, run_on_cpu from the I/O thread), CPU hot-plug
+// (cpu_list_add/cpu_list_remove) and the BQL.
 //
 // Two protocols are modelled, following /work/shared/protocols/qemu.md
 // (Part A) and the real code:
@@ -12,47 +14,68 @@
 //     of "cpus-common: lock-free fast path for cpu_exec_start/end"
 //     (c265e976) as in cpu-common.c @18530e7c, with its smp_mb pairs under
 //     sequential consistency, the exclusive_context_count nesting counter
-//     (2023), qemu_work_cond for run_on_cpu waiters, and the BQL held by
-//     the vCPU thread outside cpu_exec;
+//     (2023), qemu_work_cond for run_on_cpu waiters, cpu_list_add/remove
+//     under qemu_cpu_list_lock only (cpus-common.c @d6ea4236), and the
+//     MTTCG vCPU thread (tcg-accel-ops-mttcg.c @017b2e73) holding the BQL
+//     outside cpu_exec;
 //   - cpu-lock (A.3): seed 001, "[RFC v4 71/71] cpus-common: wait on the
 //     CPU lock for exclusive work completion" (Emilio G. Cota,
 //     /work/shared/seeds/001_82edb6f67d33326f.txt), where each waiter
 //     sleeps on its CPU's cpu->cond, which the per-CPU-lock series also
 //     uses for run_on_cpu's wi.done (cota/qemu cpus-common.c @09addeed,
-//     cpus.c @031cfd04: the vCPU thread holds cpu->lock, not the BQL).
+//     cpus.c @031cfd04: the vCPU thread holds cpu->lock, not the BQL), and
+//     whose cpu_list_add/cpu_list_remove wait in exclusive_idle().
 //
 // Each variant of Protocol is one switch in the model (machine.go flags);
-// the buggy ones are found by the explorer, never declared. The shortest
-// counterexample of cpu-lock is qemu.md's schedule LW-2: a vCPU leaving
-// cpu_exec clears exclusive_waiter and signals cpu->cond, the signal wakes
-// the I/O thread waiting there for wi.done instead of start_exclusive,
-// and the three threads then sleep on the same condition variable for
-// ever.
+// the buggy ones are found by the explorer, never declared.
 //
-// Threads are vcpu0..vcpuN-1 and io-thread. vcpu0 runs the first safe work
-// item, so it is the exclusive initiator; the I/O thread's run_on_cpu
-// calls aim at the last vCPU. The default size has three vCPUs: qemu.md's
-// note that 2 vCPUs and the I/O thread reach every counterexample does not
-// hold for end-signals-resume (V-A5), whose lost wake-up needs two threads
-// asleep on exclusive_resume besides the initiator, and end-decrements-always
-// (V-A4) then needs a vCPU to run two TBs (see the tests).
+// Threads are vcpu0..vcpuN-1 and io-thread. Who queues what is fixed by
+// the parameters (machine.planWork): the even safe work items are queued
+// by their vCPU from one of its own TBs (tb_flush, a synced TLB flush),
+// the odd ones by the I/O thread while the target runs, and the I/O
+// thread makes the run_on_cpu calls; with hotplug=1 it first hot-plugs a
+// CPU and unplugs it at the end. The default size has three vCPUs:
+// end-signals-resume's lost wake-up needs two sleepers on
+// exclusive_resume besides the initiator.
+//
+// The guest. cpu_exec runs TBs until cpu_handle_interrupt reads
+// exit_request = 1, which qemu_cpu_kick's cpu_exit sets; each TB is the
+// environment's choice (a branch of the explorer): it touches RAM only, or
+// it makes an MMIO access, which takes the BQL (io_writex; mmio=0 leaves
+// this out). With tbs=0 (the default) a guest never halts: a vCPU that is
+// never kicked runs TBs for ever, which the state graph holds as a cycle,
+// and a forgotten kick is a progress violation. With tbs=N each guest
+// halts (WFI) after N TBs, its vCPU sleeping on halt_cond until work
+// queued on it kicks it; the state graph is then acyclic, which the
+// metrics need to be summarised per execution.
 //
 // Granularity (DESIGN.md): one step per lock acquire or release, condition
 // variable wait, wake-up re-acquisition, signal or broadcast, and per
 // access to a word read without a lock (pending_cpus, cpu->running,
-// wi.done, which go through model.Mem). Accesses to fields protected by a
-// lock the thread holds share the step of the neighbouring lock operation:
-// no other thread can observe them in between (upstream.go, cpulock.go say
-// so where it happens). qemu_cpu_kick's exit_request is not modelled: a
-// guest TB always ends after one step, so a kick only matters through its
-// broadcast of halt_cond, which wakes a halted vCPU.
+// cpu->exit_request, wi.done, which go through model.Mem). Accesses to
+// fields protected by a lock the thread holds share the step of the
+// neighbouring lock operation: no other thread can observe them in between
+// (upstream.go, cpulock.go and work.go say so where it happens). Coarser
+// steps and their reasons: qemu_cpu_kick's broadcast of halt_cond and its
+// store of exit_request are one step (run.kick); chained TBs are not
+// modelled (vcpu.go); seed 001's walks over the CPU list read the next
+// pointer in the step that leaves the previous CPU (cpulock.go nextCPU);
+// QEMU's first cpu_exec, which returns at once, is skipped (vcpu.go).
+//
+// Spurious wake-ups: with spurious=1 (and always in if-not-while) every
+// thread may wake once from any qemu_cond_wait without being signalled, as
+// a step of its own, and then re-checks its predicate. Once per thread
+// keeps the state space finite and the state graph acyclic where it was;
+// a progress verdict with spurious=1 holds for executions with at most one
+// spurious wake-up per thread. An idle vCPU's sleep on halt_cond is not
+// offered one (machine.idle).
 //
 // Memory model: sequentially consistent by default (memory=0); memory=1
 // runs the machine under x86-TSO (model.WithTSO: one store buffer per
 // thread, commits as steps of a "store buffers" thread). The words of
-// model.Mem (pending_cpus, cpu->running, wi.done) are then stored into the
-// buffer and may be passed by the thread's later loads; smp_mb() drains
-// it (x.Fence(s.mem)), and so does every mutex operation, lock, unlock and
+// model.Mem are then stored into the buffer and may be passed by the
+// thread's later loads; smp_mb() and qatomic_set_mb drain it
+// (x.Fence(s.mem)), and so does every mutex operation, lock, unlock and
 // the release and re-acquire of a condition variable wait, because
 // QemuMutex on x86 (glibc) takes and releases with locked instructions
 // (run.go says why that is also the sound choice for the model). Under
@@ -61,26 +84,25 @@
 // upstream without the smp_mb() of cpu_exec_start and start_exclusive. It
 // is defined on x86-TSO, where the barrier matters, and so runs with store
 // buffers whatever memory says (without them it explores exactly
-// upstream's states). Its shortest counterexample (17 steps, no commit
-// step) keeps both stores buffered: start_exclusive stores pending_cpus = 1
-// and reads cpu1->running = false, vcpu1 stores running = true and reads
-// pending_cpus = 0, and vcpu1 executes guest code in the section. The
-// other Dekker pair breaks too (random walks find it first): a counted
-// vCPU's cpu_exec_end reads pending_cpus = 0 and leaves by the fast path,
-// and start_exclusive waits for it for ever. The real implementation runs
-// on Go's sequentially consistent atomics and refuses both.
+// upstream's states). The real implementation runs on Go's sequentially
+// consistent atomics and refuses both.
 //
 // Properties: mutual-exclusion (A1-S1: no CPU inside cpu_exec while an
 // exclusive section runs), single-exclusive (A1-S2), work-once (A2-S1:
 // each work item runs once; run_on_cpu returns only after its item ran),
 // the seed's own g_assert(!exclusive_waiter) and g_assert(exclusive_ongoing),
-// qemu_mutex's own checks ("mutex"), and deadlock, whose report names what
+// qemu_mutex's own checks ("mutex"), deadlock, whose report names what
 // each thread sleeps on and whether its predicate already holds (a lost
-// wake-up). The spec (spec.go) checks histories of exclusive sections,
-// stays in cpu_exec and run_on_cpu calls against a generation counter.
+// wake-up), and two progress properties checked by bfs under weak
+// fairness: start-exclusive-proceeds (A1-L1: a thread in start_exclusive
+// eventually returns from it) and cpu-exec-start-proceeds (A1-L2: a
+// thread in cpu_exec_start eventually enters cpu_exec). The spec (spec.go)
+// checks histories of exclusive sections, stays in cpu_exec and
+// run_on_cpu calls against a generation counter.
 //
 // Metrics: wakeups (threads woken by a signal or broadcast), lock-handoffs
 // (a woken thread re-acquiring its mutex), list-lock-acquisitions
 // (acquisitions of the one global qemu_cpu_list_lock, the contention the
-// seed set out to remove).
+// seed set out to remove). The verification matrix and the seed's claims
+// are in matrix.go.
 package exclusive

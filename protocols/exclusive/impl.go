@@ -41,13 +41,20 @@ package exclusive
 //   - The model's signal labels name the waiter woken ("wakes io-thread");
 //     rt's Cond.Signal and Broadcast return it under the controlled
 //     runtime.
-//   - if-not-while's bug needs a spurious wake-up of start_exclusive's
-//     wait on exclusive_cond: the code waits there with rt's
-//     Cond.WaitSpurious, whose spurious wake-up is a step of the waiter,
-//     labelled as the model's.
+//   - Spurious wake-ups (spurious=1, and if-not-while): a thread waits
+//     with rt's Cond.WaitSpurious while it still has its one spurious
+//     wake-up, whose step is labelled as the model's; whether it was
+//     woken by nobody is known from the signals and broadcasts, which
+//     record whom they woke (thr.wait).
+//   - exit_request is a sync/atomic word, not an rt word: qemu_cpu_kick
+//     stores it in the step of its broadcast of halt_cond, as the model
+//     does, and a step of its own reads or clears it after an Env.Yield.
 //   - rt has no "done while asleep": a vCPU that the model counts as done
 //     because it sleeps on halt_cond with nothing left to come takes the
 //     same step (the wait's release of its lock) and exits (vcpuThread).
+//   - A guest that never halts (tbs=0) runs for ever: the code then only
+//     runs under control, within a bound of steps or along a model trace;
+//     under the Go scheduler use tbs >= 1.
 
 import (
 	"fmt"
@@ -72,6 +79,8 @@ var implVariants = []string{
 	"exclusive-from-exec",
 	"end-decrements-always",
 	"end-signals-resume",
+	"no-kick",
+	"cpu-lock-no-idle",
 }
 
 // Impl is the real implementation of Protocol.
@@ -140,12 +149,17 @@ type world struct {
 	running []*rt.Word8 // cpu->running
 	// wi.done of the run_on_cpu items (indexed by item; nil for safe work).
 	done []*rt.Word8
+	// cpu->exit_request, read and cleared by the vCPU's thread, set by
+	// qemu_cpu_kick from any thread.
+	exitReq []atomic.Uint32
 
 	// Under qemu_cpu_list_lock.
 	pendingL    uint64 // pending_cpus as its writers, all holding the lock, left it
 	hasWaiter   []bool // cpu->has_waiter (upstream)
 	workOngoing bool   // exclusive_work_ongoing (seed 001)
-	inList      []bool // the cpus list
+	// inList is the cpus list, written under qemu_cpu_list_lock and read
+	// without it by seed 001's walks (an RCU list in QEMU).
+	inList []atomic.Bool
 
 	// Under cpu->lock (seed 001).
 	runningL         []bool
@@ -153,15 +167,19 @@ type world struct {
 	exclusiveOngoing []bool
 
 	// Under cpu->work_mutex / cpu->lock, and upstream also under the BQL,
-	// which every writer of a work list holds: the work lists, how many
-	// run_on_cpu items each CPU has been sent so far, and wi.done as its
-	// writer left it.
-	queue     [][]int
-	rocQueued []int
-	doneL     []bool
+	// which every thread that queues on another vCPU holds: the work lists,
+	// how many items other threads have queued on each CPU so far, and
+	// wi.done as its writer left it.
+	queue    [][]int
+	incoming []int
+	doneL    []bool
 
-	// rocFor[c] is how many run_on_cpu calls aim at CPU c in all.
-	rocFor []int
+	// incomingFor[c] is how many items other threads queue on CPU c in all.
+	incomingFor []int
+
+	// wokenBy[t]: a signal or broadcast has woken thread t since it last
+	// began to wait (controlled runs only: rt says whom it woke).
+	wokenBy []bool
 
 	obs observers
 }
@@ -192,38 +210,37 @@ func newWorld(e *rt.Env, m *machine) *world {
 	w.cpuCond = make([]*rt.Cond, n)
 	w.haltCond = make([]*rt.Cond, n)
 	w.running = make([]*rt.Word8, n)
+	w.exitReq = make([]atomic.Uint32, n)
 	w.hasWaiter = make([]bool, n)
-	w.inList = make([]bool, n)
+	w.inList = make([]atomic.Bool, n)
 	w.runningL = make([]bool, n)
 	w.exclusiveWaiter = make([]bool, n)
 	w.exclusiveOngoing = make([]bool, n)
 	w.queue = make([][]int, n)
-	w.rocQueued = make([]int, n)
-	w.rocFor = make([]int, n)
+	w.incoming = make([]int, n)
+	w.incomingFor = make([]int, n)
+	w.wokenBy = make([]bool, len(m.threads))
 	for c := 0; c < n; c++ {
-		w.cpuLock[c] = e.Mutex(w.cpuLockName(c))
+		w.cpuLock[c] = e.Mutex(m.lockNames[c])
 		if w.v.cpuLock {
-			w.cpuCond[c] = e.Cond(fmt.Sprintf("cpu%d->cond", c), w.cpuLock[c])
-			w.haltCond[c] = e.Cond(fmt.Sprintf("cpu%d->halt_cond", c), w.cpuLock[c])
+			w.cpuCond[c] = e.Cond(m.condNames[c], w.cpuLock[c])
+			w.haltCond[c] = e.Cond(m.haltNames[c], w.cpuLock[c])
 		} else {
-			w.haltCond[c] = e.Cond(fmt.Sprintf("cpu%d->halt_cond", c), w.bql)
+			w.haltCond[c] = e.Cond(m.haltNames[c], w.bql)
 			w.running[c] = e.Word8(fmt.Sprintf("cpu%d->running", c))
 		}
 	}
 	for c := 0; c < m.nvcpus; c++ {
-		w.inList[c] = true
+		w.inList[c].Store(true)
 	}
 	w.done = make([]*rt.Word8, m.nitems)
 	w.doneL = make([]bool, m.nitems)
 	for i := 0; i < m.nitems; i++ {
-		if m.safe(i) {
-			// async_safe_run_on_cpu items queued before the run starts,
-			// as machine.Init does.
-			c := m.itemCPU(i)
-			w.queue[c] = append(w.queue[c], i)
-		} else {
+		if !m.safe(i) {
 			w.done[i] = e.Word8(fmt.Sprintf("wi%d.done", i))
-			w.rocFor[m.itemCPU(i)]++
+		}
+		if it := m.items[i]; it.queuer != it.cpu {
+			w.incomingFor[it.cpu]++
 		}
 	}
 	w.obs.inExec = make([]atomic.Bool, n)
@@ -232,19 +249,21 @@ func newWorld(e *rt.Env, m *machine) *world {
 	return w
 }
 
-func (w *world) cpuLockName(c int) string {
-	if w.v.cpuLock {
-		return fmt.Sprintf("cpu%d->lock", c)
-	}
-	return fmt.Sprintf("cpu%d->work_mutex", c)
-}
-
 // thr is one thread's locals.
 type thr struct {
 	w *world
 	t int // thread index: vcpuN is N, the I/O thread is machine.io
 	// depth is current_cpu->exclusive_context_count (upstream).
 	depth int
+	// The vCPU's guest: TBs run (counted when tbs > 0), safe work items
+	// queued from its TBs, cpu->halted, and whether exclusive-from-exec's
+	// TB has run.
+	round   int
+	queued  int
+	halted  bool
+	ptwDone bool
+	// spurUsed: the thread has had its one spurious wake-up.
+	spurUsed bool
 }
 
 func (th *thr) name() string { return th.w.m.threads[th.t] }
@@ -255,6 +274,7 @@ func (th *thr) name() string { return th.w.m.threads[th.t] }
 
 func (w *world) signal(cv *rt.Cond, label string) {
 	if woken := cv.Signal(label); woken >= 0 {
+		w.wokenBy[woken] = true
 		w.e.Note(" wakes " + w.m.threads[woken])
 	} else {
 		w.e.Note(" wakes nobody")
@@ -272,9 +292,37 @@ func (w *world) broadcast(cv *rt.Cond, label string) {
 	}
 	names := make([]string, len(woken))
 	for i, t := range woken {
+		w.wokenBy[t] = true
 		names[i] = w.m.threads[t]
 	}
 	w.e.Note(" wakes " + strings.Join(names, " "))
+}
+
+// kick is qemu_cpu_kick(cpu c) in one step (run.kick): the broadcast of
+// halt_cond, then cpu_exit's store of exit_request; prefix is what the
+// step did before.
+func (w *world) kick(c int, prefix string) {
+	w.broadcast(w.haltCond[c], fmt.Sprintf("%sqemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond)", prefix, c, c))
+	w.exitReq[c].Store(1)
+	w.e.Notef("; cpu_exit(cpu%d): qatomic_set(&cpu%d->exit_request, 1)", c, c)
+}
+
+// wait is one iteration of a while loop around qemu_cond_wait: the wait
+// step (label), and the re-acquire once woken (relock). While the thread
+// still has its spurious wake-up (spurious=1), it may instead be woken by
+// nobody, a step labelled "fn: spurious wake-up from qemu_cond_wait(cv)"
+// as in the model (run.wokenRelock).
+func (th *thr) wait(cv *rt.Cond, label, fn, relock string) {
+	w := th.w
+	if !w.m.spurious || th.spurUsed {
+		cv.WaitAs(label, relock)
+		return
+	}
+	w.wokenBy[th.t] = false
+	cv.WaitSpurious(label, fn+": spurious wake-up from qemu_cond_wait("+cv.Name()+")", relock)
+	if !w.wokenBy[th.t] {
+		th.spurUsed = true
+	}
 }
 
 // Observers, at the steps where the model updates them (run.go): the

@@ -62,34 +62,37 @@ func (th *thr) startExclusiveUpstream() {
 	L.Lock("start_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
 	// exclusive_idle()
 	for w.pendingL != 0 {
-		w.resumeCond.WaitAs(fmt.Sprintf("start_exclusive: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", w.pendingL),
-			"start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
+		th.wait(w.resumeCond, fmt.Sprintf("start_exclusive: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", w.pendingL),
+			"start_exclusive: exclusive_idle", "start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
 	}
 	w.setPending("start_exclusive: atomic_set(pending_cpus, 1); smp_mb()", 1)
 	runningCPUs := uint64(0)
 	for o := 0; o < w.m.ncpus; o++ {
-		if !w.inList[o] { // the cpus list is read under qemu_cpu_list_lock
+		if !w.inList[o].Load() { // the cpus list is read under qemu_cpu_list_lock
 			continue
 		}
-		if w.running[o].Load(fmt.Sprintf("start_exclusive: atomic_read(cpu%d->running) = ", o)) != 0 {
-			// qemu_cpu_kick only matters to a vCPU asleep on halt_cond,
-			// and a running one is not (upstream.go).
-			w.hasWaiter[o] = true
-			runningCPUs++
-			w.e.Notef("true: has_waiter = true; qemu_cpu_kick(cpu%d)", o)
-		} else {
+		if w.running[o].Load(fmt.Sprintf("start_exclusive: atomic_read(cpu%d->running) = ", o)) == 0 {
 			w.e.Note("false")
+			continue
 		}
+		w.hasWaiter[o] = true
+		runningCPUs++
+		if w.v.noKick {
+			// V-A6: counted, but nothing makes the vCPU leave cpu_exec.
+			w.e.Note("true: has_waiter = true; running_cpus++ (no qemu_cpu_kick)")
+			continue
+		}
+		w.e.Note("true: has_waiter = true; running_cpus++")
+		w.kick(o, "start_exclusive: ")
 	}
 	w.setPending(fmt.Sprintf("start_exclusive: atomic_set(pending_cpus, running_cpus + 1 = %d)", runningCPUs+1), runningCPUs+1)
 	if w.v.ifNotWhile {
 		// H1 (old linux-user/main.c): if instead of while, so a spurious
-		// wake-up of the wait (rt's WaitSpurious, a step of the waiter
-		// as in the model) starts the section with pending_cpus > 1.
+		// wake-up of the wait (a step of the waiter, as in the model)
+		// starts the section with pending_cpus > 1.
 		if w.pendingL > 1 {
-			w.exclusiveCond.WaitSpurious(fmt.Sprintf("start_exclusive: if (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", w.pendingL),
-				"start_exclusive: spurious wake-up from qemu_cond_wait(exclusive_cond)",
-				"start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
+			th.wait(w.exclusiveCond, fmt.Sprintf("start_exclusive: if (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", w.pendingL),
+				"start_exclusive", "start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
 			L.Unlock("start_exclusive: qemu_mutex_unlock(qemu_cpu_list_lock) without re-checking pending_cpus; the exclusive section starts")
 		} else {
 			L.Unlock("start_exclusive: pending_cpus = 1: qemu_mutex_unlock(qemu_cpu_list_lock); the exclusive section starts")
@@ -99,8 +102,8 @@ func (th *thr) startExclusiveUpstream() {
 		return
 	}
 	for w.pendingL > 1 {
-		w.exclusiveCond.WaitAs(fmt.Sprintf("start_exclusive: while (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", w.pendingL),
-			"start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
+		th.wait(w.exclusiveCond, fmt.Sprintf("start_exclusive: while (pending_cpus = %d > 1) qemu_cond_wait(exclusive_cond)", w.pendingL),
+			"start_exclusive", "start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
 	}
 	L.Unlock("start_exclusive: pending_cpus = 1: qemu_mutex_unlock(qemu_cpu_list_lock); the exclusive section starts")
 	th.depth = 1
@@ -150,8 +153,8 @@ func (th *thr) cpuExecStartUpstream(c int) {
 	}
 	w.running[c].Store(fmt.Sprintf("cpu_exec_start: !cpu%d->has_waiter: atomic_set(cpu%d->running, false)", c, c), 0)
 	for w.pendingL != 0 {
-		w.resumeCond.WaitAs(fmt.Sprintf("cpu_exec_start: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", w.pendingL),
-			"cpu_exec_start: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
+		th.wait(w.resumeCond, fmt.Sprintf("cpu_exec_start: exclusive_idle: pending_cpus = %d: qemu_cond_wait(exclusive_resume)", w.pendingL),
+			"cpu_exec_start: exclusive_idle", "cpu_exec_start: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
 	}
 	w.running[c].Store(fmt.Sprintf("cpu_exec_start: exclusive_idle: pending_cpus = 0; atomic_set(cpu%d->running, true)", c), 1)
 	L.Unlock(fmt.Sprintf("cpu_exec_start: qemu_mutex_unlock(qemu_cpu_list_lock); cpu%d enters cpu_exec", c))
@@ -225,52 +228,54 @@ func (w *world) wakeCPU(c int, prefix string) {
 func (th *thr) startExclusiveCPULock() {
 	w := th.w
 	L := w.listLock
-	n := w.m.ncpus
 	L.Lock("start_exclusive: qemu_mutex_lock(qemu_cpu_list_lock)")
 	for w.workOngoing {
-		w.resumeCond.WaitAs("start_exclusive: exclusive_idle: exclusive_work_ongoing: qemu_cond_wait(exclusive_resume)",
-			"start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
+		th.wait(w.resumeCond, "start_exclusive: exclusive_idle: exclusive_work_ongoing: qemu_cond_wait(exclusive_resume)",
+			"start_exclusive: exclusive_idle", "start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
 	}
 	w.workOngoing = true
 	L.Unlock("start_exclusive: exclusive_work_ongoing = true; qemu_mutex_unlock(qemu_cpu_list_lock)")
-	for o := 0; o < n; o++ {
+	for o := w.nextCPU(0); o < w.m.ncpus; o = w.nextCPU(o + 1) {
 		w.cpuLock[o].Lock(fmt.Sprintf("start_exclusive: cpu_mutex_lock(cpu%d)", o))
-		running := w.runningL[o]
-		stale := running && w.exclusiveWaiter[o]
-		if running {
+		if w.runningL[o] {
+			stale := w.exclusiveWaiter[o]
 			w.exclusiveWaiter[o] = true
+			w.kick(o, fmt.Sprintf("start_exclusive: cpu%d->running: exclusive_waiter = true; ", o))
+			if stale {
+				w.e.Failf(PropAssertNoWaiter, "%s: start_exclusive finds cpu%d->exclusive_waiter already set", th.name(), o)
+			}
 		}
 		w.exclusiveOngoing[o] = true
-		if running {
-			// The kick only matters to a vCPU asleep on halt_cond, and a
-			// running one is not.
-			w.cpuLock[o].Unlock(fmt.Sprintf("start_exclusive: cpu%d->running: exclusive_waiter = true; qemu_cpu_kick(cpu%d); exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o, o))
-		} else {
-			w.cpuLock[o].Unlock(fmt.Sprintf("start_exclusive: cpu%d not running: exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o))
-		}
-		if stale {
-			w.e.Failf(PropAssertNoWaiter, "%s: start_exclusive finds cpu%d->exclusive_waiter already set", th.name(), o)
-		}
+		w.cpuLock[o].Unlock(fmt.Sprintf("start_exclusive: cpu%d->exclusive_ongoing = true; cpu_mutex_unlock(cpu%d)", o, o))
 	}
-	for o := 0; o < n; o++ {
+	for o := w.nextCPU(0); o < w.m.ncpus; {
 		w.cpuLock[o].Lock(fmt.Sprintf("start_exclusive: cpu_mutex_lock(cpu%d) to wait for it", o))
 		for w.exclusiveWaiter[o] {
-			w.cpuCond[o].WaitAs(fmt.Sprintf("start_exclusive: while (cpu%d->exclusive_waiter) qemu_cond_wait(cpu%d->cond)", o, o),
-				fmt.Sprintf("start_exclusive: woken from cpu%d->cond, re-acquires cpu%d->lock", o, o))
+			th.wait(w.cpuCond[o], fmt.Sprintf("start_exclusive: while (cpu%d->exclusive_waiter) qemu_cond_wait(cpu%d->cond)", o, o),
+				"start_exclusive", fmt.Sprintf("start_exclusive: woken from cpu%d->cond, re-acquires cpu%d->lock", o, o))
 		}
-		if o < n-1 {
-			w.cpuLock[o].Unlock(fmt.Sprintf("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d)", o, o))
-		} else {
-			w.cpuLock[o].Unlock(fmt.Sprintf("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d); the exclusive section starts", o, o))
+		w.cpuLock[o].Unlock(fmt.Sprintf("start_exclusive: !cpu%d->exclusive_waiter: cpu_mutex_unlock(cpu%d)", o, o))
+		// The walk reads the next CPU in the unlock's step (nextCPU).
+		if o = w.nextCPU(o + 1); o == w.m.ncpus {
+			w.e.Note("; the exclusive section starts")
 		}
 	}
 	th.sectionStart()
 }
 
+// nextCPU is CPU_FOREACH's next CPU from index from on (cpulock.go): the
+// first in the list, or ncpus at the end.
+func (w *world) nextCPU(from int) int {
+	for from < w.m.ncpus && !w.inList[from].Load() {
+		from++
+	}
+	return from
+}
+
 func (th *thr) endExclusiveCPULock() {
 	w := th.w
 	L := w.listLock
-	for o := 0; o < w.m.ncpus; o++ {
+	for o := w.nextCPU(0); o < w.m.ncpus; o = w.nextCPU(o + 1) {
 		w.cpuLock[o].Lock(fmt.Sprintf("end_exclusive: cpu_mutex_lock(cpu%d)", o))
 		if o == 0 {
 			th.sectionEnd()
@@ -327,7 +332,7 @@ func (th *thr) exclusiveLocked(c int) {
 		w.wakeCPU(c, "cpu_exec_exclusive_locked: exclusive_waiter = false; ")
 	}
 	for w.exclusiveOngoing[c] {
-		w.cpuCond[c].WaitAs(fmt.Sprintf("cpu_exec_exclusive_locked: while (cpu%d->exclusive_ongoing) qemu_cond_wait(cpu%d->cond)", c, c),
-			fmt.Sprintf("cpu_exec_exclusive_locked: woken from cpu%d->cond, re-acquires cpu%d->lock", c, c))
+		th.wait(w.cpuCond[c], fmt.Sprintf("cpu_exec_exclusive_locked: while (cpu%d->exclusive_ongoing) qemu_cond_wait(cpu%d->cond)", c, c),
+			"cpu_exec_exclusive_locked", fmt.Sprintf("cpu_exec_exclusive_locked: woken from cpu%d->cond, re-acquires cpu%d->lock", c, c))
 	}
 }

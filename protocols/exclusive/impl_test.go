@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -34,20 +36,26 @@ func implTarget(t *testing.T, variant string, params model.Params) *conform.Targ
 // enabled in the model with the same label, the same violation at the
 // same step. The correct variants must finish every run without one.
 //
-// At the default size, 100 runs per strategy (200 per variant); at a
-// larger size (several safe work items and run_on_cpu calls per vCPU,
-// nested and back-to-back sections, vCPUs halting and kicked awake), 15.
-// The cost is the model's replay (it renders its state at every step),
-// not the code's runs, which take about a microsecond per step.
+// The guests halt after a bounded number of TBs (tbs >= 1), so that every
+// run ends: with tbs=1 and the defaults otherwise, 100 runs per strategy
+// (200 per variant); at two larger sizes (several safe work items and
+// run_on_cpu calls per vCPU, nested and back-to-back sections, vCPUs
+// halting and kicked awake, spurious wake-ups, a CPU hot-plugged and
+// unplugged), 15. The cost is the model's replay (it renders its state at
+// every step), not the code's runs, which take about a microsecond per
+// step.
 func TestImplConformance(t *testing.T) {
 	sizes := []struct {
 		params model.Params
 		runs   int
 	}{
-		{nil, 100},
-		{model.Params{"vcpus": 4, "rounds": 2, "safe-work": 3, "run-on-cpu": 3}, 15},
+		{model.Params{"tbs": 1}, 40},
+		{model.Params{"vcpus": 4, "tbs": 2, "safe-work": 3, "run-on-cpu": 3, "spurious": 1}, 8},
+		{model.Params{"vcpus": 2, "tbs": 1, "safe-work": 2, "run-on-cpu": 2, "hotplug": 1, "mmio": 0, "spurious": 1}, 8},
 	}
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
+		// The race detector slows a controlled run tenfold; model and
+		// code agree the same with fewer runs.
 		sizes = sizes[:1]
 		sizes[0].runs = 25
 	}
@@ -92,7 +100,9 @@ func TestImplConformance(t *testing.T) {
 
 // TestImplReplaysModelTraces replays the minimized counterexample of every
 // buggy variant the code implements on the real code, labels checked: the
-// code must reproduce the model's violation.
+// code must reproduce the model's violation. A progress counterexample (a
+// lasso) is replayed with its cycle taken twice, and the code must follow
+// it step for step, labels included, without finishing or failing.
 func TestImplReplaysModelTraces(t *testing.T) {
 	for _, variant := range Impl.Variants {
 		path := filepath.Join("..", "..", "testdata", "exclusive", variant+".trace.json")
@@ -105,6 +115,21 @@ func TestImplReplaysModelTraces(t *testing.T) {
 		}
 		t.Run(variant, func(t *testing.T) {
 			tg := implTarget(t, variant, tr.Params)
+			if tr.Cycle > 0 {
+				sched := append(append([]model.Choice(nil), tr.Schedule...), tr.Schedule[len(tr.Schedule)-tr.Cycle:]...)
+				labels := traceLabels(tr.Steps)
+				labels = append(labels, labels[len(labels)-tr.Cycle:]...)
+				newBody, err := Impl.New(tg.Variant, tg.Params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := rt.Controlled(rt.ReplayExpect(sched, labels), len(sched), func(e *rt.Env) { newBody(e) })
+				if run.Err != nil || run.Violation != nil || !run.BoundHit {
+					t.Fatalf("the model's lasso does not replay on the code: %s\n%s", run.Outcome(), run)
+				}
+				t.Logf("%d steps, the last %d twice: the code follows %s's cycle", len(sched), tr.Cycle, tr.Violation.Property)
+				return
+			}
 			run, err := tg.ReplayModel(tr.Schedule, traceLabels(tr.Steps))
 			if err != nil {
 				t.Fatal(err)
@@ -141,8 +166,9 @@ func TestImplStress(t *testing.T) {
 		runs = 100
 	}
 	sizes := []model.Params{
-		nil, // the default size
-		{"vcpus": 4, "rounds": 3, "safe-work": 3, "run-on-cpu": 3},
+		{"tbs": 1},
+		{"vcpus": 4, "tbs": 3, "safe-work": 3, "run-on-cpu": 3, "spurious": 1},
+		{"vcpus": 3, "tbs": 2, "safe-work": 2, "hotplug": 1, "mmio": 0},
 	}
 	for _, variant := range []string{"upstream", "cpu-lock-broadcast"} {
 		for _, size := range sizes {
@@ -168,7 +194,7 @@ func TestImplStress(t *testing.T) {
 // TestImplFindsBugControlled finds cpu-lock's lost wake-up on the real
 // code with the controlled scheduler alone (PCT), and replays it.
 func TestImplFindsBugControlled(t *testing.T) {
-	tg := implTarget(t, "cpu-lock", nil)
+	tg := implTarget(t, "cpu-lock", model.Params{"tbs": 1})
 	newBody, err := Impl.New(tg.Variant, tg.Params)
 	if err != nil {
 		t.Fatal(err)
@@ -215,4 +241,47 @@ func traceLabels(steps []traces.Step) []string {
 		out[i] = s.Label
 	}
 	return out
+}
+
+// TestImplRealDeadlocks runs the deadlocking variants' real code under the
+// Go scheduler: a deadlock is a violation naming every goroutine and what
+// it waits for (not Go's fatal error), and the run's goroutines unwind.
+// non-recursive and exclusive-from-exec deadlock in every run (a vCPU
+// waits for an exclusive section that only itself could let go); the
+// others only in some, as the Go scheduler happens to interleave them, so
+// for those only the property is checked when a run breaks one.
+func TestImplRealDeadlocks(t *testing.T) {
+	for _, name := range []string{"non-recursive", "exclusive-from-exec", "finish-safe-work", "end-signals-resume", "cpu-lock", "bql-held"} {
+		// Guests that halt after one TB: with tbs=0 the vCPUs run TBs
+		// forever and a real run only ends at the watchdog.
+		tg := implTarget(t, name, model.Params{"tbs": 1})
+		tg.Watchdog = 10 * time.Second
+		v, err := Protocol.Variant(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadlocks := 0
+		for seed := int64(0); seed < 50; seed++ {
+			viol, _, err := tg.Real(seed)
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", name, seed, err)
+			}
+			if viol == nil {
+				continue
+			}
+			if !v.Accepts(viol.Property) {
+				t.Fatalf("%s seed %d: %v", name, seed, viol)
+			}
+			if viol.Property == model.Deadlock {
+				if !strings.HasPrefix(viol.Message, "every goroutine waits: vcpu") || !strings.Contains(viol.Message, " waits on ") && !strings.Contains(viol.Message, " waits for ") {
+					t.Errorf("%s seed %d: the report does not say who waits for what: %s", name, seed, viol.Message)
+				}
+				deadlocks++
+			}
+		}
+		if (name == "non-recursive" || name == "exclusive-from-exec") && deadlocks == 0 {
+			t.Errorf("%s: no deadlock in 50 real runs", name)
+		}
+		t.Logf("%s: %d of 50 real runs deadlock", name, deadlocks)
+	}
 }

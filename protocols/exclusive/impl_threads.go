@@ -6,22 +6,24 @@ import (
 	"github.com/protocheck/protocheck/explorer/rt"
 )
 
-// The vCPU thread, process_queued_cpu_work and the I/O thread of the real
-// implementation (vcpu.go, work.go and iothread.go in the model).
+// The vCPU thread, its guest, queue_work_on_cpu, process_queued_cpu_work,
+// hot-plug and the I/O thread of the real implementation (vcpu.go,
+// work.go and iothread.go in the model).
 
 // threadLock is the lock a vCPU thread holds outside cpu_exec: the BQL
 // upstream (mttcg_cpu_thread_fn), cpu->lock in the per-CPU-lock series
 // (qemu_tcg_cpu_thread_fn).
 func (th *thr) threadLock() (*rt.Mutex, string) {
 	if th.w.v.cpuLock {
-		return th.w.cpuLock[th.t], th.w.cpuLockName(th.t)
+		return th.w.cpuLock[th.t], th.w.m.lockNames[th.t]
 	}
 	return th.w.bql, "bql"
 }
 
-// vcpuThread is the vCPU loop, rotated as in the model to start with the
-// queued work: each round runs one guest TB; once the guest has halted the
-// thread sleeps on halt_cond whenever its work list is empty.
+// vcpuThread is the vCPU loop, started as in the model at the clearing
+// of exit_request: qemu_wait_io_event (sleep on halt_cond while halted
+// with nothing queued; process the queued work), then cpu_exec between
+// cpu_exec_start and cpu_exec_end with the thread's lock dropped.
 func (th *thr) vcpuThread() {
 	w, t := th.w, th.t
 	up := !w.v.cpuLock
@@ -31,57 +33,121 @@ func (th *thr) vcpuThread() {
 	} else {
 		mu.Lock(fmt.Sprintf("qemu_tcg_cpu_thread_fn: cpu_mutex_lock(cpu%d)", t))
 	}
-	th.processQueuedWork()
-	for round := 0; round < w.m.rounds; round++ {
+	for {
 		if up {
-			mu.Unlock("tcg_cpu_exec: bql_unlock()")
+			w.e.Yield(fmt.Sprintf("mttcg_cpu_thread_fn: qatomic_set_mb(&cpu%d->exit_request, 0)", t))
+		} else {
+			w.e.Yield(fmt.Sprintf("qemu_tcg_cpu_thread_fn: atomic_mb_set(&cpu%d->exit_request, 0)", t))
+		}
+		w.exitReq[t].Store(0)
+		// qemu_wait_io_event. The work list is read under the lock the
+		// thread holds, which every thread that queues on it holds too;
+		// the vCPU queues on itself only from its own TBs.
+		for th.halted && len(w.queue[t]) == 0 {
+			label := fmt.Sprintf("qemu_wait_io_event: cpu_thread_is_idle(): qemu_cond_wait(cpu%d->halt_cond, %s)", t, mname)
+			if w.incoming[t] == w.incomingFor[t] {
+				// No other thread will ever queue on this CPU again, so
+				// no kick will ever wake it: QEMU's thread would sleep
+				// here until the guest's next interrupt, and the model
+				// counts it as done once asleep (machine.idle). The code
+				// takes the same step, the wait's release of the lock,
+				// and exits, since a goroutine asleep for good is a
+				// deadlock to rt.
+				mu.Unlock(label)
+				return
+			}
+			w.haltCond[t].WaitAs(label, fmt.Sprintf("qemu_wait_io_event: woken from cpu%d->halt_cond, re-acquires %s", t, mname))
+		}
+		th.processQueuedWork()
+		if up {
+			mu.Unlock("mttcg_cpu_thread_fn: bql_unlock() before tcg_cpus_exec")
 		} else {
 			mu.Unlock(fmt.Sprintf("tcg_cpu_exec: cpu_mutex_unlock(cpu%d)", t))
 		}
 		th.cpuExecStart(t)
+		th.cpuExec()
+		th.cpuExecEnd(t)
+		if up {
+			mu.Lock("mttcg_cpu_thread_fn: bql_lock() after tcg_cpus_exec")
+		} else {
+			mu.Lock(fmt.Sprintf("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t))
+		}
+	}
+}
+
+// cpuExec is cpu_exec: cpu_handle_halt, then TBs until
+// cpu_handle_interrupt sees exit_request or the guest halts.
+func (th *thr) cpuExec() {
+	w, t := th.w, th.t
+	if th.halted {
+		return // cpu_handle_halt: EXCP_HALTED
+	}
+	for {
+		w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: qatomic_read(&cpu%d->exit_request) = ", t))
+		v := w.exitReq[t].Load()
+		w.e.Notef("%d", v)
+		if v != 0 {
+			w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: qatomic_set(&cpu%d->exit_request, 0); cpu_exec returns EXCP_INTERRUPT", t))
+			w.exitReq[t].Store(0)
+			return
+		}
 		switch {
-		case w.v.fromExec && t == 0 && round == 0:
+		case w.v.fromExec && t == 0 && !th.ptwDone:
 			// H6: ptw_setl_slow calls start_exclusive from inside cpu_exec.
+			th.ptwDone = true
 			th.startExclusive()
 			w.e.Yield("cpu_exec: ptw_setl_slow: page-table update inside start_exclusive()")
 			w.obs.gen.Add(1)
 			th.endExclusive()
-		case up:
+		case th.queued < len(w.m.own[t]):
+			// The TB's helper queues safe work on its own CPU and ends
+			// the TB.
+			i := int(w.m.own[t][th.queued])
+			th.queued++
+			th.queueSafe(i)
+		case w.m.tbs > 0 && th.round >= w.m.tbs:
+			w.e.Yield("helper_wfi: cpu->halted = 1; cpu_loop_exit(EXCP_HLT): cpu_exec returns")
+			th.halted = true
+			return
+		default:
+			mmio := 0
+			if w.m.mmio {
+				mmio = w.e.Choose("cpu_tb_exec: the guest's TB ", 2)
+			} else {
+				w.e.Yield("cpu_tb_exec: the guest's TB ")
+			}
+			if w.m.tbs > 0 {
+				th.round++
+			}
+			if mmio == 0 {
+				w.e.Note("runs, touching RAM only")
+				continue
+			}
+			w.e.Note("makes an MMIO access")
 			// Guest code that touches a device takes the BQL inside
 			// cpu_exec: the other half of H2's AB-BA.
-			w.bql.Lock("cpu_exec: guest TB makes an MMIO access: bql_lock()")
-			w.bql.Unlock("cpu_exec: MMIO access done: bql_unlock()")
-		default:
-			w.e.Yield("cpu_exec: guest TB runs")
+			w.bql.Lock("io_writex: qemu_mutex_lock_iothread()")
+			w.bql.Unlock("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread()")
 		}
-		th.cpuExecEnd(t)
-		if up {
-			mu.Lock("tcg_cpu_exec: bql_lock()")
-		} else {
-			mu.Lock(fmt.Sprintf("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t))
-		}
-		th.processQueuedWork()
 	}
-	// qemu_wait_io_event. The work list is read under the lock the thread
-	// holds, which every writer of the list holds too.
-	for {
-		if len(w.queue[t]) > 0 {
-			th.processQueuedWork()
-			continue
-		}
-		label := fmt.Sprintf("qemu_wait_io_event: cpu_thread_is_idle(): qemu_cond_wait(cpu%d->halt_cond, %s)", t, mname)
-		if w.rocQueued[t] == w.rocFor[t] {
-			// No run_on_cpu call will ever aim at this CPU again, so no
-			// kick will ever wake it: QEMU's thread would sleep here
-			// until the next guest event, and the model counts it as
-			// done once asleep (machine.idle). The code takes the same
-			// step, the wait's release of the lock, and exits, since a
-			// goroutine asleep for good is a deadlock to rt.
-			mu.Unlock(label)
-			return
-		}
-		w.haltCond[t].WaitAs(label, fmt.Sprintf("qemu_wait_io_event: woken from cpu%d->halt_cond, re-acquires %s", t, mname))
+}
+
+// queueSafe is async_safe_run_on_cpu(cpu, func): queue_work_on_cpu of a
+// heap item (queueStep in the model).
+func (th *thr) queueSafe(i int) {
+	w := th.w
+	c, name := w.m.itemCPU(i), w.m.itemName(i)
+	if w.v.cpuLock {
+		w.cpuLock[c].Lock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_lock(cpu%d)", c, c))
+		w.enqueue(th.t, c, i)
+		w.kick(c, fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu_locked: append %s; ", c, name))
+		w.cpuLock[c].Unlock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_unlock(cpu%d)", c, c))
+		return
 	}
+	w.cpuLock[c].Lock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", c, c))
+	w.enqueue(th.t, c, i)
+	w.cpuLock[c].Unlock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", c, name, c))
+	w.kick(c, fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: ", c))
 }
 
 // processQueuedWork is process_queued_cpu_work (upstream) or
@@ -205,34 +271,95 @@ func (th *thr) safeWork(i int) {
 	}
 }
 
-// ioThread is the main loop: with the BQL held it hot-plugs a CPU
-// (finish-safe-work) and makes the run_on_cpu calls.
+// ioThread is the main loop: with the BQL held it runs its script
+// (machine.planWork): hot-plug, safe work, run_on_cpu calls, unplug.
 func (th *thr) ioThread() {
 	w := th.w
 	w.bql.Lock("main_loop: bql_lock()")
-	if w.v.finishSafeWork {
-		// cpu_list_add of QEMU <= 4.2, with its finish_safe_work.
-		n := w.m.nvcpus
-		w.listLock.Lock("cpu_list_add: qemu_mutex_lock(qemu_cpu_list_lock)")
-		w.inList[n] = true
-		w.listLock.Unlock(fmt.Sprintf("cpu_list_add: cpu_get_free_index() = %d; QTAILQ_INSERT_TAIL_RCU(&cpus, cpu%d); qemu_mutex_unlock(qemu_cpu_list_lock)", n, n))
-		th.cpuExecStart(n)
-		th.cpuExecEnd(n)
-	}
-	for k := 0; k < w.m.nroc; k++ {
-		if w.v.cpuLock {
-			th.runOnCPULocked(w.m.nsafe + k)
-		} else {
-			th.runOnCPU(w.m.nsafe + k)
+	for _, a := range w.m.ioScript {
+		i := int(a.item)
+		switch a.kind {
+		case ioHotAdd:
+			th.cpuListAdd()
+		case ioSafe:
+			th.queueSafe(i)
+		case ioRunOnCPU:
+			if w.v.cpuLock {
+				th.runOnCPULocked(i)
+			} else {
+				th.runOnCPU(i)
+			}
+		case ioHotRemove:
+			th.cpuListRemove()
 		}
 	}
 	w.bql.Unlock("main_loop: bql_unlock()")
 }
 
-// enqueue appends item i to CPU c's list, under the list's lock.
-func (w *world) enqueue(c, i int) {
+// cpuListAdd is cpu_list_add of the CPU after the vCPUs: with seed 001's
+// exclusive_idle() in the seed-001 family (but cpu-lock-no-idle), and
+// followed by finish_safe_work where the code has it (seed 001's base,
+// QEMU <= 4.2 in finish-safe-work).
+func (th *thr) cpuListAdd() {
+	w := th.w
+	n := w.m.hotCPU()
+	w.listLock.Lock("cpu_list_add: qemu_mutex_lock(qemu_cpu_list_lock)")
+	prefix := th.exclusiveIdle("cpu_list_add")
+	w.listUpdate(n, true, fmt.Sprintf("%scpu_list_add: cpu_get_free_index() = %d; QTAILQ_INSERT_TAIL_RCU(&cpus, cpu%d); qemu_mutex_unlock(qemu_cpu_list_lock)", prefix, n, n))
+	if w.v.cpuLock || w.v.finishSafeWork {
+		th.cpuExecStart(n)
+		th.cpuExecEnd(n)
+	}
+}
+
+// cpuListRemove is cpu_list_remove of the hot-plugged CPU.
+func (th *thr) cpuListRemove() {
+	w := th.w
+	n := w.m.hotCPU()
+	w.listLock.Lock("cpu_list_remove: qemu_mutex_lock(qemu_cpu_list_lock)")
+	prefix := th.exclusiveIdle("cpu_list_remove")
+	w.listUpdate(n, false, fmt.Sprintf("%scpu_list_remove: QTAILQ_REMOVE_RCU(&cpus, cpu%d); cpu_index = UNASSIGNED_CPU_INDEX; qemu_mutex_unlock(qemu_cpu_list_lock)", prefix, n))
+}
+
+// listUpdate inserts CPU n in the list or removes it, and releases
+// qemu_cpu_list_lock, in one step, as the model does. Seed 001's walks
+// read the list without the lock, so when the write happens matters: code
+// between two of rt's scheduling points runs as part of the first, so
+// under control the write comes after the unlock's point, in its step;
+// under the Go scheduler it comes before the unlock, under the lock, as
+// in QEMU.
+func (w *world) listUpdate(n int, in bool, label string) {
+	if w.ctl {
+		w.listLock.Unlock(label)
+		w.inList[n].Store(in)
+		return
+	}
+	w.inList[n].Store(in)
+	w.listLock.Unlock(label)
+}
+
+// exclusiveIdle is seed 001's exclusive_idle() in cpu_list_add and
+// cpu_list_remove (fn), with qemu_cpu_list_lock held; it returns the
+// prefix of the step that goes on (the model's pcHPIdle / pcHRIdle).
+func (th *thr) exclusiveIdle(fn string) string {
+	w := th.w
+	if !w.v.cpuLock || w.v.noIdle {
+		return ""
+	}
+	for w.workOngoing {
+		th.wait(w.resumeCond, fn+": exclusive_idle: exclusive_work_ongoing: qemu_cond_wait(exclusive_resume)",
+			fn+": exclusive_idle", fn+": exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
+	}
+	return fn + ": exclusive_idle: !exclusive_work_ongoing; "
+}
+
+// enqueue appends item i, queued by thread by, to CPU c's list, under the
+// list's lock.
+func (w *world) enqueue(by, c, i int) {
 	w.queue[c] = append(w.queue[c], i)
-	w.rocQueued[c]++
+	if by != c {
+		w.incoming[c]++
+	}
 }
 
 // runOnCPU is upstream's do_run_on_cpu, called with the BQL held.
@@ -240,17 +367,15 @@ func (th *thr) runOnCPU(i int) {
 	w := th.w
 	tc, name := w.m.itemCPU(i), w.m.itemName(i)
 	w.cpuLock[tc].Lock(fmt.Sprintf("run_on_cpu: queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", tc))
-	w.enqueue(tc, i)
+	w.enqueue(th.t, tc, i)
 	w.cpuLock[tc].Unlock(fmt.Sprintf("run_on_cpu: queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", name, tc))
 	w.e.Call(clientRunOnCPU+i, rocOp{Item: name})
-	// qemu_cpu_kick: exit_request is not modelled (a TB always ends); the
-	// broadcast is what wakes a halted vCPU.
-	w.broadcast(w.haltCond[tc], fmt.Sprintf("run_on_cpu: qemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond)", tc, tc))
+	w.kick(tc, "run_on_cpu: queue_work_on_cpu: ")
 	// wi.done is stored by the vCPU while it holds the BQL, which this
 	// thread holds here too: the test cannot race with the store.
 	for !w.doneL[i] {
-		w.workCond.WaitAs(fmt.Sprintf("run_on_cpu: !%s.done: qemu_cond_wait(qemu_work_cond, bql)", name),
-			"run_on_cpu: woken from qemu_work_cond, re-acquires bql")
+		th.wait(w.workCond, fmt.Sprintf("run_on_cpu: !%s.done: qemu_cond_wait(qemu_work_cond, bql)", name),
+			"run_on_cpu", "run_on_cpu: woken from qemu_work_cond, re-acquires bql")
 	}
 	w.done[i].Load(fmt.Sprintf("run_on_cpu: qatomic_load_acquire(&%s.done) = true: run_on_cpu returns", name))
 	th.rocReturn(i)
@@ -264,13 +389,13 @@ func (th *thr) runOnCPULocked(i int) {
 	w.bql.Unlock("run_on_cpu: qemu_mutex_unlock_iothread() before sleeping on the CPU lock")
 	w.cpuLock[tc].Lock(fmt.Sprintf("run_on_cpu: cpu_mutex_lock(cpu%d)", tc))
 	// queue_work_on_cpu_locked: the append is a plain access under
-	// cpu->lock; the kick's broadcast is the step's visible action.
-	w.enqueue(tc, i)
-	w.broadcast(w.haltCond[tc], fmt.Sprintf("run_on_cpu: queue_work_on_cpu_locked: append %s; qemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond)", name, tc, tc))
+	// cpu->lock; the kick is the step's visible action.
+	w.enqueue(th.t, tc, i)
+	w.kick(tc, fmt.Sprintf("run_on_cpu: queue_work_on_cpu_locked: append %s; ", name))
 	w.e.Call(clientRunOnCPU+i, rocOp{Item: name})
 	for !w.doneL[i] {
-		w.cpuCond[tc].WaitAs(fmt.Sprintf("run_on_cpu: while (!%s.done) qemu_cond_wait(cpu%d->cond)", name, tc),
-			fmt.Sprintf("run_on_cpu: woken from cpu%d->cond, re-acquires cpu%d->lock", tc, tc))
+		th.wait(w.cpuCond[tc], fmt.Sprintf("run_on_cpu: while (!%s.done) qemu_cond_wait(cpu%d->cond)", name, tc),
+			"run_on_cpu", fmt.Sprintf("run_on_cpu: woken from cpu%d->cond, re-acquires cpu%d->lock", tc, tc))
 	}
 	w.cpuLock[tc].Unlock(fmt.Sprintf("run_on_cpu: atomic_mb_read(&%s.done) = true: cpu_mutex_unlock(cpu%d)", name, tc))
 	w.bql.Lock("run_on_cpu: qemu_mutex_lock_iothread(); run_on_cpu returns")

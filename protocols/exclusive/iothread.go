@@ -1,9 +1,24 @@
 package exclusive
 
-// The I/O thread: the main loop, holding the BQL, makes the run-on-cpu
+// The I/O thread: the main loop, holding the BQL, runs its script
+// (machine.planWork): it hot-plugs a CPU (cpu_list_add, when hot-plug is
+// on), queues its async_safe_run_on_cpu items, makes the run-on-cpu
 // parameter's synchronous run_on_cpu calls (A.2 do_run_on_cpu upstream;
-// A.3 run_on_cpu in the per-CPU-lock series) and, in finish-safe-work,
-// first hot-plugs a CPU with QEMU <= 4.2's cpu_list_add (H3).
+// A.3 run_on_cpu in the per-CPU-lock series) and unplugs the CPU
+// (cpu_list_remove).
+//
+// Hot-plug. cpu_list_add and cpu_list_remove are called from the CPU's
+// realize and unrealize, by the thread doing device_add/device_del: the
+// main loop, with the BQL. Upstream since 4.2 they only take
+// qemu_cpu_list_lock (cpus-common.c @d6ea4236); QEMU up to 4.2 also ran
+// finish_safe_work in cpu_list_add (finish-safe-work, H3); seed 001, on
+// the per-CPU-lock branch whose cpu_list_add still has finish_safe_work,
+// adds exclusive_idle() to both, because its start_exclusive walks the
+// list without qemu_cpu_list_lock (noIdle takes them out again). The
+// hot-plugged CPU is the one after the vCPUs; its own vCPU thread is not
+// modelled (QEMU creates it stopped): finish_safe_work's cpu_exec_start
+// and cpu_exec_end on it, run by the I/O thread, are the protocol's
+// actions on its flags.
 
 func (r *run) target() int { return r.m.itemCPU(int(r.th.item)) }
 
@@ -23,22 +38,61 @@ func (r *run) ioStep() {
 		r.label("main_loop: bql_unlock()")
 		th.pc = pcDone
 
-	// cpu_list_add + finish_safe_work (H3)
+	// cpu_list_add
 	case pcHPLock:
 		if !r.lock(&s.listLock, "qemu_cpu_list_lock") {
 			return
 		}
 		r.label("cpu_list_add: qemu_mutex_lock(qemu_cpu_list_lock)")
-		th.pc = pcHPInsert
-	case pcHPInsert:
-		n := r.m.nvcpus
-		s.inList[n] = true
-		r.unlock(&s.listLock, "qemu_cpu_list_lock")
-		if r.labelling() {
-			r.labelf("cpu_list_add: cpu_get_free_index() = %d; QTAILQ_INSERT_TAIL_RCU(&cpus, cpu%d); qemu_mutex_unlock(qemu_cpu_list_lock)", n, n)
+		if r.m.v.cpuLock && !r.m.v.noIdle {
+			th.pc = pcHPIdle
+		} else {
+			th.pc = pcHPInsert
 		}
-		th.arg = uint8(n)
-		r.call(r.m.execStart(), pcHPEnd)
+	case pcHPIdle:
+		if s.workOngoing {
+			r.wait(&s.resumeCond, "exclusive_resume", &s.listLock, "qemu_cpu_list_lock")
+			r.label("cpu_list_add: exclusive_idle: exclusive_work_ongoing: qemu_cond_wait(exclusive_resume)")
+			th.pc = pcHPIdleWoken
+			return
+		}
+		r.insert("cpu_list_add: exclusive_idle: !exclusive_work_ongoing; ")
+	case pcHPIdleWoken:
+		if !r.wokenRelock(&s.resumeCond, "exclusive_resume", &s.listLock, "qemu_cpu_list_lock", "cpu_list_add: exclusive_idle") {
+			return
+		}
+		r.label("cpu_list_add: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
+		th.pc = pcHPIdle
+	case pcHPInsert:
+		r.insert("")
+
+	// cpu_list_remove
+	case pcHRLock:
+		if !r.lock(&s.listLock, "qemu_cpu_list_lock") {
+			return
+		}
+		r.label("cpu_list_remove: qemu_mutex_lock(qemu_cpu_list_lock)")
+		if r.m.v.cpuLock && !r.m.v.noIdle {
+			th.pc = pcHRIdle
+		} else {
+			th.pc = pcHRRemove
+		}
+	case pcHRIdle:
+		if s.workOngoing {
+			r.wait(&s.resumeCond, "exclusive_resume", &s.listLock, "qemu_cpu_list_lock")
+			r.label("cpu_list_remove: exclusive_idle: exclusive_work_ongoing: qemu_cond_wait(exclusive_resume)")
+			th.pc = pcHRIdleWoken
+			return
+		}
+		r.remove("cpu_list_remove: exclusive_idle: !exclusive_work_ongoing; ")
+	case pcHRIdleWoken:
+		if !r.wokenRelock(&s.resumeCond, "exclusive_resume", &s.listLock, "qemu_cpu_list_lock", "cpu_list_remove: exclusive_idle") {
+			return
+		}
+		r.label("cpu_list_remove: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
+		th.pc = pcHRIdle
+	case pcHRRemove:
+		r.remove("")
 
 	// upstream do_run_on_cpu, called with the BQL held
 	case pcRQLock:
@@ -57,10 +111,8 @@ func (r *run) ioStep() {
 		}
 		th.pc = pcRKick
 	case pcRKick:
-		// exit_request is not modelled (a TB always ends); the broadcast
-		// is what wakes a halted vCPU.
-		if ws := r.broadcast(&s.haltCond[tc], r.haltName(tc)); r.labelling() {
-			r.labelf("run_on_cpu: qemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond) %s", tc, tc, r.wakesAll(ws))
+		if k := r.kick(tc); r.labelling() {
+			r.labelf("run_on_cpu: queue_work_on_cpu: %s", k)
 		}
 		th.pc = pcRWait
 	case pcRWait:
@@ -79,7 +131,7 @@ func (r *run) ioStep() {
 		}
 		th.pc = pcRWoken
 	case pcRWoken:
-		if !r.woken(&s.workCond, "qemu_work_cond") || !r.reacquire(&s.bql, "bql") {
+		if !r.wokenRelock(&s.workCond, "qemu_work_cond", &s.bql, "bql", "run_on_cpu") {
 			return
 		}
 		r.label("run_on_cpu: woken from qemu_work_cond, re-acquires bql")
@@ -99,12 +151,11 @@ func (r *run) ioStep() {
 		}
 		th.pc = pcRCQueue
 	case pcRCQueue:
-		// The append is a plain access under cpu->lock; the kick's
-		// broadcast of halt_cond is the step's one visible action.
+		// The append is a plain access under cpu->lock; the kick is the
+		// step's one visible action.
 		r.enqueue(tc, item)
-		if ws := r.broadcast(&s.haltCond[tc], r.haltName(tc)); r.labelling() {
-			r.labelf("run_on_cpu: queue_work_on_cpu_locked: append %s; qemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond) %s",
-				r.m.itemName(item), tc, tc, r.wakesAll(ws))
+		if k := r.kick(tc); r.labelling() {
+			r.labelf("run_on_cpu: queue_work_on_cpu_locked: append %s; %s", r.m.itemName(item), k)
 		}
 		th.pc = pcRCWait
 	case pcRCWait:
@@ -123,7 +174,7 @@ func (r *run) ioStep() {
 		}
 		th.pc = pcRCWoken
 	case pcRCWoken:
-		if !r.woken(&s.cpuCond[tc], r.condName(tc)) || !r.reacquire(&s.cpuLock[tc], r.cpuLockName(tc)) {
+		if !r.wokenRelock(&s.cpuCond[tc], r.condName(tc), &s.cpuLock[tc], r.cpuLockName(tc), "run_on_cpu") {
 			return
 		}
 		if r.labelling() {
@@ -143,7 +194,7 @@ func (r *run) enqueue(c, item int) {
 	s := r.s
 	s.queue[c][s.qlen[c]] = uint8(item)
 	s.qlen[c]++
-	if r.x.Recording() {
+	if !r.m.safe(item) && r.x.Recording() {
 		r.x.Call(clientRunOnCPU+item, rocOp{Item: r.m.itemName(item)})
 	}
 }
@@ -158,7 +209,40 @@ func (r *run) rocReturn() {
 	if r.x.Recording() {
 		r.x.Return(clientRunOnCPU+item, int(r.s.ran[item]))
 	}
-	r.th.round++
+	r.th.pc = pcIONext
+}
+
+// insert is the rest of cpu_list_add under qemu_cpu_list_lock: the new
+// CPU takes the index after the vCPUs' and goes to the tail of the list
+// (plain writes under the lock), and the lock is released. Seed 001's
+// base (cota/qemu @09addeed) and QEMU up to 4.2 (finish-safe-work) then
+// run finish_safe_work(cpu): cpu_exec_start(cpu); cpu_exec_end(cpu), with
+// the BQL held.
+func (r *run) insert(prefix string) {
+	s, th := r.s, r.th
+	n := r.m.hotCPU()
+	s.inList[n] = true
+	r.unlock(&s.listLock, "qemu_cpu_list_lock")
+	if r.labelling() {
+		r.labelf("%scpu_list_add: cpu_get_free_index() = %d; QTAILQ_INSERT_TAIL_RCU(&cpus, cpu%d); qemu_mutex_unlock(qemu_cpu_list_lock)", prefix, n, n)
+	}
+	if r.m.v.cpuLock || r.m.v.finishSafeWork {
+		th.arg = uint8(n)
+		r.call(r.m.execStart(), pcHPEnd)
+		return
+	}
+	th.pc = pcIONext
+}
+
+// remove is the rest of cpu_list_remove under qemu_cpu_list_lock.
+func (r *run) remove(prefix string) {
+	s := r.s
+	n := r.m.hotCPU()
+	s.inList[n] = false
+	r.unlock(&s.listLock, "qemu_cpu_list_lock")
+	if r.labelling() {
+		r.labelf("%scpu_list_remove: QTAILQ_REMOVE_RCU(&cpus, cpu%d); cpu_index = UNASSIGNED_CPU_INDEX; qemu_mutex_unlock(qemu_cpu_list_lock)", prefix, n)
+	}
 	r.th.pc = pcIONext
 }
 
@@ -166,18 +250,27 @@ func (r *run) ioDecide() {
 	th := r.th
 	switch th.pc {
 	case pcIONext:
-		switch {
-		case r.m.v.finishSafeWork && !r.s.inList[r.m.nvcpus]:
+		if int(th.round) >= len(r.m.ioScript) {
+			th.pc = pcIOEnd
+			return
+		}
+		a := r.m.ioScript[th.round]
+		th.round++
+		switch a.kind {
+		case ioHotAdd:
 			th.pc = pcHPLock
-		case int(th.round) < r.m.nroc:
-			th.item = uint8(r.m.nsafe + int(th.round))
+		case ioSafe:
+			th.item = a.item
+			r.call(pcQLock, pcIONext)
+		case ioRunOnCPU:
+			th.item = a.item
 			if r.m.v.cpuLock {
 				th.pc = pcRCUnlockBQL
 			} else {
 				th.pc = pcRQLock
 			}
-		default:
-			th.pc = pcIOEnd
+		case ioHotRemove:
+			th.pc = pcHRLock
 		}
 	case pcHPEnd:
 		// finish_safe_work: cpu_exec_start(cpu); cpu_exec_end(cpu).

@@ -8,32 +8,69 @@ import (
 
 // flags is a variant as data: each field is one switch in the model.
 type flags struct {
-	cpuLock             bool // seed 001's per-CPU-lock protocol (else upstream's pending_cpus)
-	broadcast           bool // seed 001 with qemu_cond_broadcast in R1 and Q1
-	ifNotWhile          bool // H1: start_exclusive waits with if; spurious wake-ups enabled there
-	bqlHeld             bool // H2: safe work entered with the BQL held
-	finishSafeWork      bool // H3: cpu_list_add runs cpu_exec_start/end under the BQL
-	nonRecursive        bool // H5: no exclusive_context_count
-	fromExec            bool // H6: vCPU 0's first TB calls start_exclusive
-	endDecrementsAlways bool // V-A4
-	endSignalsResume    bool // V-A5
+	cpuLock        bool // seed 001's per-CPU-lock protocol (else upstream's pending_cpus)
+	broadcast      bool // seed 001 with qemu_cond_broadcast in R1 and Q1
+	ifNotWhile     bool // H1: start_exclusive waits with if; defined with spurious wake-ups
+	bqlHeld        bool // H2: safe work entered with the BQL held
+	finishSafeWork bool // H3: cpu_list_add runs cpu_exec_start/end under the BQL; defined with hot-plug
+	nonRecursive   bool // H5: no exclusive_context_count
+	fromExec       bool // H6: vCPU 0's first TB calls start_exclusive
+	// endDecrementsAlways is V-A4, endSignalsResume V-A5.
+	endDecrementsAlways bool
+	endSignalsResume    bool
 	// noSmpMb is V-A1: cpu_exec_start and start_exclusive without their
 	// smp_mb(). The variant is defined on x86-TSO (it forces store
 	// buffers on whatever the memory parameter says): under sequential
 	// consistency a barrier has nothing to order.
 	noSmpMb bool
+	// noKick is V-A6: start_exclusive counts a running vCPU without
+	// qemu_cpu_kick, so nothing makes it leave cpu_exec.
+	noKick bool
+	// noIdle is seed 001 (with the broadcast fix) without the
+	// exclusive_idle() the seed adds to cpu_list_add and cpu_list_remove;
+	// defined with hot-plug.
+	noIdle bool
+}
+
+// An item is one work item: an async_safe_run_on_cpu item or a
+// run_on_cpu call, the CPU it is queued on and the thread that queues it.
+type item struct {
+	safe   bool
+	cpu    int
+	queuer int
+}
+
+// I/O thread actions, in the order of its script.
+const (
+	ioHotAdd = iota
+	ioSafe
+	ioRunOnCPU
+	ioHotRemove
+)
+
+type ioAction struct {
+	kind uint8
+	item uint8
 }
 
 // machine is one instance: a variant at one size. It is immutable.
 type machine struct {
 	v      flags
 	nvcpus int
-	ncpus  int // vCPUs, plus the hot-plugged CPU in finish-safe-work
-	rounds int
-	nsafe  int
-	nroc   int
-	nitems int
-	io     int // thread index of the I/O thread
+	ncpus  int // vCPUs, plus the hot-plugged CPU
+	// tbs is how many TBs each vCPU's guest runs before it halts; 0: it
+	// never halts.
+	tbs      int
+	nsafe    int
+	nroc     int
+	nitems   int
+	hotplug  bool
+	mmio     bool // a TB may make an MMIO access, which takes the BQL
+	spurious bool // every thread may wake spuriously once from a qemu_cond_wait
+	items    [maxItems]item
+	own      [maxVCPUs][]uint8 // the safe items each vCPU queues from its own TBs
+	ioScript []ioAction
+	io       int // thread index of the I/O thread
 	// tso: x86-TSO memory, one store buffer per thread (param memory=1,
 	// or the no-smp-mb variant); newVariant wraps the machine in
 	// model.WithTSO.
@@ -43,6 +80,7 @@ type machine struct {
 	// mem word addresses
 	aPending model.Addr
 	aRunning [maxCPUs]model.Addr
+	aExit    [maxCPUs]model.Addr
 	aDone    [maxItems]model.Addr
 
 	// Names made once, so that a step formats nothing: of the work items,
@@ -67,10 +105,12 @@ const (
 var metricNames = []string{"wakeups", "lock-handoffs", "list-lock-acquisitions"}
 
 func newMachine(v flags, p model.Params) (*machine, error) {
-	m := &machine{v: v, nvcpus: p["vcpus"], rounds: p["rounds"], nsafe: p["safe-work"], nroc: p["run-on-cpu"],
-		tso: p["memory"] == 1 || v.noSmpMb}
+	m := &machine{v: v, nvcpus: p["vcpus"], tbs: p["tbs"], nsafe: p["safe-work"], nroc: p["run-on-cpu"],
+		hotplug: p["hotplug"] == 1 || v.finishSafeWork || v.noIdle, mmio: p["mmio"] == 1,
+		spurious: p["spurious"] == 1 || v.ifNotWhile,
+		tso:      p["memory"] == 1 || v.noSmpMb}
 	m.ncpus = m.nvcpus
-	if v.finishSafeWork {
+	if m.hotplug {
 		m.ncpus++
 	}
 	m.nitems = m.nsafe + m.nroc
@@ -85,11 +125,15 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 	}
 	m.io = len(m.threads)
 	m.threads = append(m.threads, "io-thread")
+	m.planWork()
 	if !v.cpuLock {
 		m.aPending = m.word("pending_cpus")
 		for c := 0; c < m.ncpus; c++ {
 			m.aRunning[c] = m.word(fmt.Sprintf("cpu%d->running", c))
 		}
+	}
+	for c := 0; c < m.ncpus; c++ {
+		m.aExit[c] = m.word(fmt.Sprintf("cpu%d->exit_request", c))
 	}
 	for k := 0; k < m.nroc; k++ {
 		m.aDone[m.nsafe+k] = m.word(fmt.Sprintf("wi%d.done", m.nsafe+k))
@@ -115,12 +159,57 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 			{Name: PropSingleExclusive, Check: m.singleExclusive},
 			{Name: PropWorkOnce, Check: m.workOnce},
 		},
+		Progress: []model.Progress{
+			{Name: PropStartExclusiveProceeds, Pending: m.inStartExclusive},
+			{Name: PropExecStartProceeds, Pending: m.inExecStart},
+		},
 		Metrics: metricNames,
 		Spec:    spec,
 	}
 	m.mutexOf, m.condOf = syncValues(len(m.threads))
-	m.keyMax = len(m.threads)*(9+maxStack) + 7 + m.ncpus*(6+maxItems) + m.nitems
+	m.keyMax = len(m.threads)*(11+maxStack) + 8 + m.ncpus*(6+maxItems) + m.nitems
 	return m, nil
+}
+
+// planWork decides who queues which work item on which CPU, and the I/O
+// thread's script. Items 0..nsafe-1 are async_safe_run_on_cpu items, the
+// i-th on vCPU i mod n: an even one is queued by that vCPU itself from one
+// of its TBs (tb_flush, or a synced TLB flush, whose helper queues the
+// work on its own CPU and ends the TB), an odd one by the I/O thread
+// while the vCPU runs (the gdbstub or monitor asking for a tb_flush). The
+// rest are the I/O thread's run_on_cpu calls, the k-th aimed at vCPU
+// n-1-k mod n. The I/O thread, which holds the BQL as the main loop does,
+// hot-plugs a CPU first (when hot-plug is on), then queues its safe work,
+// makes its run_on_cpu calls, and finally unplugs the CPU again.
+func (m *machine) planWork() {
+	n := m.nvcpus
+	for i := 0; i < m.nsafe; i++ {
+		c := i % n
+		it := item{safe: true, cpu: c, queuer: c}
+		if i%2 == 1 {
+			it.queuer = m.io
+		} else {
+			m.own[c] = append(m.own[c], uint8(i))
+		}
+		m.items[i] = it
+	}
+	for k := 0; k < m.nroc; k++ {
+		m.items[m.nsafe+k] = item{cpu: n - 1 - k%n, queuer: m.io}
+	}
+	if m.hotplug {
+		m.ioScript = append(m.ioScript, ioAction{kind: ioHotAdd})
+	}
+	for i := 0; i < m.nsafe; i++ {
+		if m.items[i].queuer == m.io {
+			m.ioScript = append(m.ioScript, ioAction{kind: ioSafe, item: uint8(i)})
+		}
+	}
+	for k := 0; k < m.nroc; k++ {
+		m.ioScript = append(m.ioScript, ioAction{kind: ioRunOnCPU, item: uint8(m.nsafe + k)})
+	}
+	if m.hotplug {
+		m.ioScript = append(m.ioScript, ioAction{kind: ioHotRemove})
+	}
 }
 
 // memOf is the memory of a state, for model.WithTSO.
@@ -131,22 +220,14 @@ func (m *machine) word(name string) model.Addr {
 	return model.Addr(len(m.names) - 1)
 }
 
-// Work items: 0..nsafe-1 are async_safe_run_on_cpu items queued on vCPU
-// i mod n before the run starts (as a synced TLB flush in an earlier TB
-// would); nsafe.. are the I/O thread's run_on_cpu calls, the k-th aimed at
-// vCPU n-1-k mod n, so that by default they target a vCPU other than the
-// one running the safe work.
-func (m *machine) itemCPU(i int) int {
-	if i < m.nsafe {
-		return i % m.nvcpus
-	}
-	k := i - m.nsafe
-	return m.nvcpus - 1 - k%m.nvcpus
-}
+func (m *machine) itemCPU(i int) int { return m.items[i].cpu }
 
 func (m *machine) safe(i int) bool { return i < m.nsafe }
 
 func (m *machine) itemName(i int) string { return m.itemNames[i] }
+
+// hotCPU is the hot-plugged CPU's index.
+func (m *machine) hotCPU() int { return m.nvcpus }
 
 // hasCounter: upstream's exclusive_context_count (2023) is present.
 func (m *machine) hasCounter() bool { return !m.v.cpuLock && !m.v.nonRecursive }
@@ -159,7 +240,8 @@ func (m *machine) nests() bool { return !m.v.cpuLock && !m.v.finishSafeWork }
 
 func (m *machine) Threads() []string { return m.threads }
 
-// Properties: the invariants of properties.go, the metrics and the spec.
+// Properties: the invariants of properties.go, the progress properties,
+// the metrics and the spec.
 func (m *machine) Properties() model.Properties { return m.props }
 
 func (m *machine) Init() model.State {
@@ -169,11 +251,6 @@ func (m *machine) Init() model.State {
 	}
 	for c := 0; c < m.nvcpus; c++ {
 		s.inList[c] = true
-	}
-	for i := 0; i < m.nsafe; i++ {
-		c := m.itemCPU(i)
-		s.queue[c][s.qlen[c]] = uint8(i)
-		s.qlen[c]++
 	}
 	for t := 0; t < m.nvcpus; t++ {
 		s.th[t].pc = pcVStart
@@ -185,14 +262,10 @@ func (m *machine) Init() model.State {
 
 // isDecision reports whether thread t's pc is resolved by settle.
 func (m *machine) isDecision(s *state, t int) bool {
-	th := &s.th[t]
-	switch th.pc {
-	case pcVTB:
-		return m.v.fromExec && t == 0 && th.round == 0
-	case pcPNext:
+	if s.th[t].pc == pcPNext {
 		return m.v.cpuLock
 	}
-	return decision(th.pc)
+	return decision(s.th[t].pc)
 }
 
 // Step runs thread t's next step on s. A thread whose lock is held or
@@ -225,8 +298,11 @@ func (m *machine) settle(s *state, t int) {
 }
 
 // idle: a vCPU whose guest has halted sleeps on halt_cond with nothing
-// queued: in QEMU it would sleep until the next kick; for the model it is
-// finished.
+// queued: in QEMU it sleeps until the next kick, which a work item queued
+// on it brings (the kick's broadcast takes it out of the wait set, and it
+// steps again); until then it is done. A spurious wake-up there would
+// re-check cpu_thread_is_idle and sleep again, changing nothing any
+// property looks at, so it is not offered.
 func (m *machine) idle(s *state, t int) bool {
 	return t < m.nvcpus && s.th[t].pc == pcVHaltWoken && s.haltCond[t].Waiting(t) && s.qlen[t] == 0
 }

@@ -11,16 +11,29 @@ const (
 
 	// vCPU thread loop (mttcg_cpu_thread_fn / qemu_tcg_cpu_thread_fn).
 	pcVStart      // bql_lock (upstream) / cpu_mutex_lock (seed 001)
-	pcVTop        // decision: another TB, or idle
-	pcVExecUnlock // tcg_cpu_exec: drop the BQL / cpu->lock
-	pcVTB         // cpu_exec: a guest TB
-	pcVTBMMIO     // cpu_exec: MMIO done, bql_unlock
-	pcVTBExclBody // cpu_exec: ptw_setl_slow's update inside start/end_exclusive (H6)
-	pcVTBExclEnd  // decision: after ptw_setl_slow's end_exclusive
-	pcVRelock     // tcg_cpu_exec: retake the BQL / cpu->lock
+	pcVBottom     // qatomic_set_mb(&cpu->exit_request, 0)
 	pcVIdle       // decision: cpu_thread_is_idle?
 	pcVHalt       // qemu_cond_wait(halt_cond)
 	pcVHaltWoken  // re-acquire after halt_cond
+	pcVTop        // decision: after qemu_wait_io_event, the next cpu_exec
+	pcVExecUnlock // tcg_cpus_exec: drop the BQL / cpu->lock
+	pcVExec       // decision: cpu_exec's cpu_handle_halt
+	pcVHI         // cpu_handle_interrupt: read exit_request
+	pcVHIClear    // cpu_handle_interrupt: clear exit_request, cpu_exec returns
+	pcVTB         // decision: which TB the guest runs next
+	pcVTBRun      // cpu_tb_exec: a guest TB (the environment's choice)
+	pcVWFI        // cpu_tb_exec: the guest halts (WFI)
+	pcVMMIOLock   // io_writex: bql_lock
+	pcVMMIOUnlock // io_writex: dispatch, bql_unlock
+	pcVTBExclBody // cpu_exec: ptw_setl_slow's update inside start/end_exclusive (H6)
+	pcVRelock     // tcg_cpus_exec: retake the BQL / cpu->lock
+
+	// queue_work_on_cpu for async_safe_run_on_cpu, from a vCPU's TB or
+	// the I/O thread.
+	pcQLock   // lock work_mutex / cpu->lock
+	pcQAppend // upstream: append, unlock work_mutex; seed 001: append, kick
+	pcQKick   // upstream: qemu_cpu_kick after the unlock
+	pcQUnlock // seed 001: cpu_mutex_unlock after the kick
 
 	// process_queued_cpu_work.
 	pcPEntry         // decision
@@ -48,6 +61,7 @@ const (
 	pcSXIdle
 	pcSXIdleWoken
 	pcSXScan
+	pcSXKick
 	pcSXSet
 	pcSXWait
 	pcSXWoken
@@ -79,7 +93,8 @@ const (
 	pcCSIdle
 	pcCSIdleWoken
 	pcCSMarkLock
-	pcCSMark
+	pcCSKick
+	pcCSMarkUnlock
 	pcCSWaitLock
 	pcCSWait
 	pcCSWaitWoken
@@ -106,8 +121,14 @@ const (
 	pcIONext // decision
 	pcIOEnd
 	pcHPLock
+	pcHPIdle
+	pcHPIdleWoken
 	pcHPInsert
 	pcHPEnd // decision: finish_safe_work's cpu_exec_end
+	pcHRLock
+	pcHRIdle
+	pcHRIdleWoken
+	pcHRRemove
 	pcRQLock
 	pcRQAppend
 	pcRKick
@@ -126,10 +147,15 @@ const (
 var pcNames = [numPCs]string{
 	pcDone: "done",
 
-	pcVStart: "thread_fn:start", pcVTop: "loop", pcVExecUnlock: "tcg_cpu_exec:unlock",
-	pcVTB: "cpu_exec:TB", pcVTBMMIO: "cpu_exec:mmio", pcVTBExclBody: "cpu_exec:ptw_setl_slow",
-	pcVTBExclEnd: "cpu_exec:ptw_setl_slow_end", pcVRelock: "tcg_cpu_exec:relock",
-	pcVIdle: "qemu_wait_io_event", pcVHalt: "qemu_wait_io_event:wait", pcVHaltWoken: "qemu_wait_io_event:woken",
+	pcVStart: "thread_fn:start", pcVBottom: "thread_fn:clear_exit_request", pcVIdle: "qemu_wait_io_event",
+	pcVHalt: "qemu_wait_io_event:wait", pcVHaltWoken: "qemu_wait_io_event:woken", pcVTop: "loop",
+	pcVExecUnlock: "tcg_cpus_exec:unlock", pcVExec: "cpu_exec", pcVHI: "cpu_handle_interrupt",
+	pcVHIClear: "cpu_handle_interrupt:clear", pcVTB: "tb_find", pcVTBRun: "cpu_tb_exec", pcVWFI: "cpu_tb_exec:wfi", pcVMMIOLock: "io_writex:bql_lock",
+	pcVMMIOUnlock: "io_writex:bql_unlock", pcVTBExclBody: "cpu_exec:ptw_setl_slow",
+	pcVRelock: "tcg_cpus_exec:relock",
+
+	pcQLock: "queue_work_on_cpu:lock", pcQAppend: "queue_work_on_cpu:append", pcQKick: "queue_work_on_cpu:kick",
+	pcQUnlock: "queue_work_on_cpu:unlock",
 
 	pcPEntry: "pqcw", pcPLock: "pqcw:lock", pcPPop: "pqcw:pop", pcPSafeBQLUnlock: "pqcw:bql_unlock",
 	pcPSafeFunc: "pqcw:safe_func", pcPNestedEnd: "pqcw:nested_end", pcPOuterEnd: "pqcw:outer_end",
@@ -140,8 +166,8 @@ var pcNames = [numPCs]string{
 
 	pcSXEntry: "start_exclusive", pcSXNested: "start_exclusive:nested", pcSXLock: "start_exclusive:lock",
 	pcSXIdle: "start_exclusive:exclusive_idle", pcSXIdleWoken: "start_exclusive:exclusive_idle:woken",
-	pcSXScan: "start_exclusive:scan", pcSXSet: "start_exclusive:set_pending", pcSXWait: "start_exclusive:wait",
-	pcSXWoken: "start_exclusive:woken", pcSXUnlock: "start_exclusive:unlock",
+	pcSXScan: "start_exclusive:scan", pcSXKick: "start_exclusive:kick", pcSXSet: "start_exclusive:set_pending",
+	pcSXWait: "start_exclusive:wait", pcSXWoken: "start_exclusive:woken", pcSXUnlock: "start_exclusive:unlock",
 	pcEXEntry: "end_exclusive", pcEXNested: "end_exclusive:nested", pcEXLock: "end_exclusive:lock",
 	pcEXClear: "end_exclusive:clear", pcEXWake: "end_exclusive:wake", pcEXUnlock: "end_exclusive:unlock",
 
@@ -153,7 +179,8 @@ var pcNames = [numPCs]string{
 
 	pcCSLock: "start_exclusive:lock", pcCSIdle: "start_exclusive:exclusive_idle",
 	pcCSIdleWoken: "start_exclusive:exclusive_idle:woken", pcCSMarkLock: "start_exclusive:mark:lock",
-	pcCSMark: "start_exclusive:mark", pcCSWaitLock: "start_exclusive:wait:lock", pcCSWait: "start_exclusive:wait",
+	pcCSKick: "start_exclusive:mark:kick", pcCSMarkUnlock: "start_exclusive:mark:unlock",
+	pcCSWaitLock: "start_exclusive:wait:lock", pcCSWait: "start_exclusive:wait",
 	pcCSWaitWoken: "start_exclusive:wait:woken", pcCELock: "end_exclusive:lock", pcCEWake: "end_exclusive:wake",
 	pcCEUnlock: "end_exclusive:unlock", pcCEListLock: "end_exclusive:list_lock",
 	pcCEListWake: "end_exclusive:broadcast", pcCEListUnlock: "end_exclusive:list_unlock",
@@ -164,7 +191,10 @@ var pcNames = [numPCs]string{
 	pcR2Woken: "cpu_exec_exclusive_locked:woken",
 
 	pcIOStart: "main_loop:start", pcIONext: "main_loop", pcIOEnd: "main_loop:end",
-	pcHPLock: "cpu_list_add:lock", pcHPInsert: "cpu_list_add:insert", pcHPEnd: "finish_safe_work",
+	pcHPLock: "cpu_list_add:lock", pcHPIdle: "cpu_list_add:exclusive_idle", pcHPIdleWoken: "cpu_list_add:exclusive_idle:woken",
+	pcHPInsert: "cpu_list_add:insert", pcHPEnd: "finish_safe_work",
+	pcHRLock: "cpu_list_remove:lock", pcHRIdle: "cpu_list_remove:exclusive_idle",
+	pcHRIdleWoken: "cpu_list_remove:exclusive_idle:woken", pcHRRemove: "cpu_list_remove:remove",
 	pcRQLock: "run_on_cpu:lock", pcRQAppend: "run_on_cpu:append", pcRKick: "run_on_cpu:kick",
 	pcRWait: "run_on_cpu:wait", pcRWoken: "run_on_cpu:woken", pcRCUnlockBQL: "run_on_cpu:bql_unlock",
 	pcRCLock: "run_on_cpu:lock", pcRCQueue: "run_on_cpu:queue", pcRCWait: "run_on_cpu:wait",
@@ -181,7 +211,7 @@ func pcName(pc uint8) string {
 // decision reports whether pc is resolved by settle rather than stepped.
 func decision(pc uint8) bool {
 	switch pc {
-	case pcVTop, pcVTBExclEnd, pcVIdle, pcPEntry, pcPNestedEnd, pcPOuterEnd, pcPSafeDone,
+	case pcVIdle, pcVTop, pcVExec, pcVTB, pcPEntry, pcPNestedEnd, pcPOuterEnd, pcPSafeDone,
 		pcSXEntry, pcEXEntry, pcR1, pcR2, pcIONext, pcHPEnd:
 		return true
 	}

@@ -21,7 +21,46 @@ const (
 	// assertions in start_exclusive and end_exclusive.
 	PropAssertNoWaiter = "g_assert(!exclusive_waiter)"
 	PropAssertOngoing  = "g_assert(exclusive_ongoing)"
+	// PropStartExclusiveProceeds is A1-L1, a progress property: a thread
+	// that has called start_exclusive eventually returns from it.
+	PropStartExclusiveProceeds = "start-exclusive-proceeds"
+	// PropExecStartProceeds is A1-L2 for cpu_exec_start: a thread that
+	// has called cpu_exec_start eventually returns from it (enters
+	// cpu_exec), whether it waits in exclusive_idle (upstream) or in
+	// cpu_exec_exclusive_locked (seed 001).
+	PropExecStartProceeds = "cpu-exec-start-proceeds"
 )
+
+// inStartExclusive: some thread is inside start_exclusive (both schemes'
+// pc ranges; a nested call of upstream's is one step and never rests).
+func (m *machine) inStartExclusive(ms model.State) bool {
+	s := ms.(*state)
+	for t := range m.threads {
+		if pc := s.th[t].pc; pc >= pcSXEntry && pc <= pcSXUnlock || pc >= pcCSLock && pc <= pcCSWaitWoken {
+			return true
+		}
+	}
+	return false
+}
+
+// inExecStart: some thread is inside cpu_exec_start: upstream's, or seed
+// 001's, including the cpu_exec_exclusive_locked it calls (whose return
+// pc is then cpu_exec_start's last step).
+func (m *machine) inExecStart(ms model.State) bool {
+	s := ms.(*state)
+	for t := range m.threads {
+		th := &s.th[t]
+		switch pc := th.pc; {
+		case pc >= pcXSSet && pc <= pcXSUnlock, pc == pcCXSLock, pc == pcCXSRun:
+			return true
+		case pc >= pcR1 && pc <= pcR2Woken:
+			if th.sp > 0 && th.stack[th.sp-1] == pcCXSRun {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // runnerOf names the thread that runs CPU c's code: its vCPU thread, or
 // the I/O thread for the CPU it hot-plugs.

@@ -47,9 +47,12 @@ var variants = []struct {
 		Description: "cpu_exec_end decrements pending_cpus whenever it is > 1, without checking or clearing has_waiter",
 		Source:      "mutation V-A4 (qemu.md A.5)"},
 		flags{endDecrementsAlways: true}},
-	{model.Variant{Name: "end-signals-resume", Expect: model.Deadlock,
-		Description: "end_exclusive signals exclusive_resume instead of broadcasting it: a waiter with a true predicate sleeps forever",
-		Source:      "mutation V-A5 (qemu.md A.5)"},
+	{model.Variant{Name: "end-signals-resume", Expect: PropExecStartProceeds,
+		// With guests that halt (tbs >= 1) every other thread ends up
+		// blocked or idle too: a deadlock.
+		AlsoViolates: []string{model.Deadlock},
+		Description:  "end_exclusive signals exclusive_resume instead of broadcasting it: a waiter with a true predicate sleeps forever while the others run",
+		Source:       "mutation V-A5 (qemu.md A.5)"},
 		flags{endSignalsResume: true}},
 	{model.Variant{Name: "no-smp-mb", Expect: PropMutualExclusion,
 		// The cpu_exec_end / start_exclusive pair breaks too: a counted
@@ -59,6 +62,19 @@ var variants = []struct {
 		Description:  "upstream without the smp_mb() in cpu_exec_start and start_exclusive, on x86-TSO (store buffers on whatever memory says)",
 		Source:       "mutation V-A1 (qemu.md A.5): the Dekker pair running/pending_cpus without its barriers"},
 		flags{noSmpMb: true}},
+	{model.Variant{Name: "no-kick", Expect: PropStartExclusiveProceeds,
+		Description: "start_exclusive counts a running vCPU (has_waiter, running_cpus++) without qemu_cpu_kick: the vCPU runs TBs on and start_exclusive waits for ever",
+		Source:      "mutation V-A6 (qemu.md A.5): the kick that makes a counted vCPU leave cpu_exec"},
+		flags{noKick: true}},
+	{model.Variant{Name: "cpu-lock-no-idle", Expect: PropMutualExclusion,
+		// end_exclusive's walk reaching the CPU inserted during the
+		// section, when finish_safe_work has not run yet; and the
+		// hot-plug deadlock with MMIO guests it shares with
+		// cpu-lock-broadcast (finish_safe_work's wait under the BQL).
+		AlsoViolates: []string{PropAssertOngoing, model.Deadlock},
+		Description:  "cpu-lock-broadcast without the exclusive_idle() that seed 001 adds to cpu_list_add and cpu_list_remove; always with hot-plug",
+		Source:       "seed 001 (its cpu_list_add/cpu_list_remove hunks); qemu-research 2(c)"},
+		flags{cpuLock: true, broadcast: true, noIdle: true}},
 }
 
 // Protocol is the exclusive-section protocol family.
@@ -69,17 +85,25 @@ var Protocol = &model.Protocol{
 	Variants:    variantList(),
 	Params: []model.Param{
 		{Name: "vcpus", Default: 3, Min: 2, Max: maxVCPUs,
-			Description: "vCPU threads (vcpu0 runs the first safe work item)"},
-		{Name: "rounds", Default: 1, Min: 1, Max: 4,
-			Description: "guest TBs each vCPU executes before its guest halts"},
+			Description: "vCPU threads"},
+		{Name: "tbs", Default: 0, Min: 0, Max: 3,
+			Description: "TBs each vCPU's guest runs before it halts (WFI); 0: it never halts, a vCPU leaves cpu_exec only when kicked (the state graph has cycles: progress properties, no per-execution metrics)"},
 		{Name: "safe-work", Default: 1, Min: 1, Max: 4,
-			Description: "async_safe_run_on_cpu items, the i-th queued on vcpu i mod vcpus"},
+			Description: "async_safe_run_on_cpu items, the i-th on vcpu i mod vcpus, queued by that vCPU from one of its TBs (i even) or by the I/O thread (i odd)"},
 		{Name: "run-on-cpu", Default: 1, Min: 0, Max: 4,
 			Description: "run_on_cpu calls by the I/O thread, the k-th aimed at vcpu (vcpus-1-k) mod vcpus"},
+		{Name: "hotplug", Default: 0, Min: 0, Max: 1,
+			Description: "1: the I/O thread hot-plugs a CPU (cpu_list_add) before its work and unplugs it (cpu_list_remove) after (finish-safe-work and cpu-lock-no-idle: always)"},
+		{Name: "mmio", Default: 1, Min: 0, Max: 1,
+			Description: "1: a guest TB may make an MMIO access, which takes the BQL (the environment chooses per TB); 0: TBs touch RAM only"},
+		{Name: "spurious", Default: 0, Min: 0, Max: 1,
+			Description: "1: every thread may wake spuriously once from any qemu_cond_wait (if-not-while: always)"},
 		{Name: "memory", Default: 0, Min: 0, Max: 1,
 			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO)"},
 	},
-	New: newVariant,
+	New:    newVariant,
+	Matrix: matrix,
+	Claims: claims,
 }
 
 func variantList() []model.Variant {

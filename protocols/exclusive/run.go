@@ -1,6 +1,8 @@
 package exclusive
 
 import (
+	"fmt"
+
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -99,6 +101,49 @@ func (r *run) reacquire(mu *model.Mutex, name string) bool {
 	return true
 }
 
+// wokenRelock is the step of a thread that waits on c (with mu) in a loop
+// that re-checks its predicate, as every qemu_cond_wait of QEMU does: while
+// it still sleeps, a spurious wake-up (spurious=1, once per thread) is a
+// step of its own, which leaves the wait set woken by nobody, labelled
+// "fn: spurious wake-up from qemu_cond_wait(c)"; once woken (by a signal,
+// a broadcast or that step) the thread re-acquires mu. It returns true
+// when the thread has re-acquired mu and the caller's step goes on; false
+// when the step is over (spurious wake-up) or blocked.
+func (r *run) wokenRelock(c *model.Cond, cname string, mu *model.Mutex, mname, fn string) bool {
+	if c.Waiting(r.t) && r.canSpurious() {
+		r.x.WakeSpuriously(c, cname)
+		r.s.spurUsed |= 1 << uint(r.t)
+		if r.labelling() {
+			r.label(fn + ": spurious wake-up from qemu_cond_wait(" + cname + ")")
+		}
+		return false
+	}
+	return r.woken(c, cname) && r.reacquire(mu, mname)
+}
+
+// canSpurious: the thread may still wake spuriously once.
+func (r *run) canSpurious() bool {
+	return r.m.spurious && r.s.spurUsed&(1<<uint(r.t)) == 0
+}
+
+// kick is qemu_cpu_kick(cpu c): qemu_cond_broadcast(cpu->halt_cond), then
+// (MTTCG) cpu_exit: qatomic_set(&cpu->exit_request, 1). It is one step: a
+// thread asleep on halt_cond is halted, so the cpu_exec it runs once woken
+// returns at cpu_handle_halt before reading exit_request, and a thread not
+// asleep there is not affected by the broadcast; no thread can see one of
+// the two without the other. cpu_exit's smp_wmb and its store of
+// icount_decr.u16.high, which only chained TBs read, are not modelled
+// (doc.go). It returns the label's text when labelling.
+func (r *run) kick(c int) string {
+	ws := r.broadcast(&r.s.haltCond[c], r.haltName(c))
+	r.x.Store(r.s.mem, r.m.aExit[c], 1)
+	if !r.labelling() {
+		return ""
+	}
+	return fmt.Sprintf("qemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond) %s; cpu_exit(cpu%d): qatomic_set(&cpu%d->exit_request, 1)",
+		c, c, r.wakesAll(ws), c, c)
+}
+
 func (r *run) wait(c *model.Cond, cname string, mu *model.Mutex, mname string) {
 	r.drain()
 	r.x.Wait(c, cname, mu, mname)
@@ -115,9 +160,9 @@ func (r *run) signal(c *model.Cond, cname string) int {
 }
 
 // broadcast wakes every waiter of c and returns them.
-func (r *run) broadcast(c *model.Cond, cname string) []int {
+func (r *run) broadcast(c *model.Cond, cname string) model.Cond {
 	ws := r.x.Broadcast(c, cname)
-	r.x.Count(mWakeups, int64(len(ws)))
+	r.x.Count(mWakeups, int64(ws.Len()))
 	return ws
 }
 
@@ -130,7 +175,8 @@ func (r *run) wakes(w int) string {
 }
 
 // wakesAll says whom a broadcast woke, for labels.
-func (r *run) wakesAll(ws []int) string {
+func (r *run) wakesAll(woken model.Cond) string {
+	ws := woken.Waiters()
 	if len(ws) == 0 {
 		return "wakes nobody"
 	}
@@ -144,8 +190,10 @@ func (r *run) wakesAll(ws []int) string {
 // step executes thread t's current pc.
 func (r *run) step() {
 	switch pc := r.th.pc; {
-	case pc >= pcVStart && pc <= pcVHaltWoken:
+	case pc >= pcVStart && pc <= pcVRelock:
 		r.vcpuStep()
+	case pc >= pcQLock && pc <= pcQUnlock:
+		r.queueStep()
 	case pc >= pcPEntry && pc <= pcPBcast:
 		r.workStep()
 	case pc >= pcSXEntry && pc <= pcXEUnlock:
@@ -162,7 +210,7 @@ func (r *run) step() {
 // decide resolves thread t's decision pc.
 func (r *run) decide() {
 	switch r.th.pc {
-	case pcVTop, pcVTB, pcVTBExclEnd, pcVIdle:
+	case pcVIdle, pcVTop, pcVExec, pcVTB:
 		r.vcpuDecide()
 	case pcPEntry, pcPNestedEnd, pcPOuterEnd, pcPSafeDone, pcPNext:
 		r.workDecide()

@@ -32,9 +32,15 @@ type thread struct {
 	iter uint8
 	// runningCPUs is start_exclusive's local running_cpus (upstream).
 	runningCPUs uint8
-	// round counts the TBs this vCPU has executed (the guest halts after
-	// the rounds parameter); for the I/O thread, the run_on_cpu calls made.
+	// round counts the TBs this vCPU's guest has executed (it halts after
+	// the tbs parameter's); for the I/O thread, the actions of its script
+	// begun.
 	round uint8
+	// queued counts the safe work items this vCPU has queued from its TBs.
+	queued uint8
+	// flags: tHalted (cpu->halted, written and read only by the vCPU's own
+	// thread), tPtwDone (exclusive-from-exec's TB has run).
+	flags uint8
 	// depth is exclusive_context_count (upstream's nesting counter).
 	depth uint8
 	// item is the work item being processed or waited for.
@@ -73,6 +79,10 @@ type state struct {
 	queue [maxCPUs][maxItems]uint8
 	qlen  [maxCPUs]uint8
 
+	// spurUsed: the threads that have had their one spurious wake-up
+	// (spurious=1), a bit each.
+	spurUsed uint8
+
 	// Observers (model bookkeeping, not QEMU state).
 	ran     [maxItems]uint8  // times each work item's func ran
 	inExec  [maxCPUs]bool    // between cpu_exec_start's return and cpu_exec_end's first step
@@ -104,6 +114,13 @@ func (s *state) CopyFrom(src model.State) {
 	s.mem = mem
 	s.mem.CopyFrom(o.mem)
 }
+
+// Thread flags.
+const (
+	tHalted = 1 << iota
+	tPtwDone
+	tAll = 1<<iota - 1
+)
 
 // CPU flags in the encoding.
 const (
@@ -154,11 +171,11 @@ func (s *state) AppendKey(b []byte) []byte {
 		th := &s.th[t]
 		b = append(b, th.pc, th.sp)
 		b = append(b, th.stack[:th.sp]...)
-		b = append(b, th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, b2u(s.active[t]))
+		b = append(b, th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued, th.flags, b2u(s.active[t]))
 	}
 	b = append(b, mutexByte(s.listLock), mutexByte(s.bql),
 		condByte(&s.exclusiveCond, n), condByte(&s.resumeCond, n), condByte(&s.workCond, n),
-		b2u(s.workOngoing), s.gen)
+		b2u(s.workOngoing), s.gen, s.spurUsed)
 	for c := 0; c < m.ncpus; c++ {
 		b = append(b, mutexByte(s.cpuLock[c]), s.cpuFlags(c), s.execGen[c],
 			condByte(&s.cpuCond[c], n), condByte(&s.haltCond[c], n), s.qlen[c])
@@ -184,26 +201,33 @@ func (s *state) Decode(b []byte) error {
 		if pc >= numPCs || sp > maxStack {
 			return fmt.Errorf("exclusive: %s at pc %d with %d frames", m.threads[t], pc, sp)
 		}
-		if len(b) < 9+int(sp) {
+		if len(b) < 11+int(sp) {
 			return errTruncated
 		}
 		th.pc, th.sp = pc, sp
 		copy(th.stack[:], b[2:2+sp])
 		clear(th.stack[sp:])
 		b = b[2+sp:]
-		th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item = b[0], b[1], b[2], b[3], b[4], b[5]
-		s.active[t] = b[6] != 0
-		b = b[7:]
+		th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued = b[0], b[1], b[2], b[3], b[4], b[5], b[6]
+		if b[7] > tAll {
+			return fmt.Errorf("exclusive: %s with flags %#x", m.threads[t], b[7])
+		}
+		th.flags = b[7]
+		s.active[t] = b[8] != 0
+		b = b[9:]
 	}
-	if len(b) < 7 {
+	if len(b) < 8 {
 		return errTruncated
 	}
 	if !(m.mutexFrom(b[0], &s.listLock) && m.mutexFrom(b[1], &s.bql) &&
 		m.condFrom(b[2], &s.exclusiveCond) && m.condFrom(b[3], &s.resumeCond) && m.condFrom(b[4], &s.workCond)) {
 		return errSync
 	}
-	s.workOngoing, s.gen = b[5] != 0, b[6]
-	b = b[7:]
+	if int(b[7]) >= 1<<uint(n) {
+		return fmt.Errorf("exclusive: spurious wake-ups used by threads %#x of %d", b[7], n)
+	}
+	s.workOngoing, s.gen, s.spurUsed = b[5] != 0, b[6], b[7]
+	b = b[8:]
 	for c := 0; c < m.ncpus; c++ {
 		if len(b) < 6 {
 			return errTruncated
@@ -293,8 +317,14 @@ func (s *state) Vars() []model.Var {
 			stack[i] = pcName(th.stack[i])
 		}
 		add(name+".pc", "%s [%s]", pcName(th.pc), strings.Join(stack, " "))
-		add(name+".locals", "arg=%d iter=%d running_cpus=%d round=%d exclusive_context_count=%d item=%d",
-			th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item)
+		add(name+".locals", "arg=%d iter=%d running_cpus=%d round=%d exclusive_context_count=%d item=%d queued=%d",
+			th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued)
+		if t < m.nvcpus {
+			add(name+".halted", "%v", th.flags&tHalted != 0)
+		}
+		if m.spurious {
+			add(name+".spurious_wakeup_used", "%v", s.spurUsed&(1<<uint(t)) != 0)
+		}
 	}
 	add("qemu_cpu_list_lock", "%s", m.holder(s.listLock))
 	add("bql", "%s", m.holder(s.bql))

@@ -63,7 +63,7 @@ func (r *run) upstreamStep() {
 		th.iter, th.runningCPUs = 0, 0
 		r.nextScan()
 	case pcSXIdleWoken:
-		if !r.woken(&s.resumeCond, "exclusive_resume") || !r.reacquire(L, Ln) {
+		if !r.wokenRelock(&s.resumeCond, "exclusive_resume", L, Ln, "start_exclusive: exclusive_idle") {
 			return
 		}
 		r.label("start_exclusive: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")
@@ -71,17 +71,31 @@ func (r *run) upstreamStep() {
 	case pcSXScan:
 		o := int(th.iter)
 		if r.x.Load(s.mem, r.m.aRunning[o]) != 0 {
-			// qemu_cpu_kick sets exit_request and broadcasts halt_cond. A
-			// TB always ends after one step here and a running vCPU never
-			// sleeps on halt_cond, so the kick changes nothing the model
-			// can observe; it is named in the label only.
 			s.hasWaiter[o] = true
 			th.runningCPUs++
-			if r.labelling() {
-				r.labelf("start_exclusive: atomic_read(cpu%d->running) = true: has_waiter = true; qemu_cpu_kick(cpu%d)", o, o)
+			if r.m.v.noKick {
+				// V-A6: counted, but nothing makes the vCPU leave cpu_exec.
+				if r.labelling() {
+					r.labelf("start_exclusive: atomic_read(cpu%d->running) = true: has_waiter = true; running_cpus++ (no qemu_cpu_kick)", o)
+				}
+				th.iter++
+				r.nextScan()
+				return
 			}
-		} else if r.labelling() {
+			if r.labelling() {
+				r.labelf("start_exclusive: atomic_read(cpu%d->running) = true: has_waiter = true; running_cpus++", o)
+			}
+			th.pc = pcSXKick
+			return
+		}
+		if r.labelling() {
 			r.labelf("start_exclusive: atomic_read(cpu%d->running) = false", o)
+		}
+		th.iter++
+		r.nextScan()
+	case pcSXKick:
+		if k := r.kick(int(th.iter)); r.labelling() {
+			r.label("start_exclusive: " + k)
 		}
 		th.iter++
 		r.nextScan()
@@ -108,14 +122,9 @@ func (r *run) upstreamStep() {
 		r.label("start_exclusive: pending_cpus = 1: qemu_mutex_unlock(qemu_cpu_list_lock); the exclusive section starts")
 		r.enterSection()
 	case pcSXWoken:
-		if r.m.v.ifNotWhile && s.exclusiveCond.Waiting(r.t) {
-			// H1 needs a spurious wake-up of this wait; the variant
-			// allows one here and nowhere else.
-			r.x.WakeSpuriously(&s.exclusiveCond, "exclusive_cond")
-			r.label("start_exclusive: spurious wake-up from qemu_cond_wait(exclusive_cond)")
-			return
-		}
-		if !r.woken(&s.exclusiveCond, "exclusive_cond") || !r.reacquire(L, Ln) {
+		// if-not-while (H1) is defined with spurious wake-ups, which its
+		// missing re-check needs.
+		if !r.wokenRelock(&s.exclusiveCond, "exclusive_cond", L, Ln, "start_exclusive") {
 			return
 		}
 		r.label("start_exclusive: woken from exclusive_cond, re-acquires qemu_cpu_list_lock")
@@ -225,7 +234,7 @@ func (r *run) upstreamStep() {
 		}
 		th.pc = pcXSUnlock
 	case pcXSIdleWoken:
-		if !r.woken(&s.resumeCond, "exclusive_resume") || !r.reacquire(L, Ln) {
+		if !r.wokenRelock(&s.resumeCond, "exclusive_resume", L, Ln, "cpu_exec_start: exclusive_idle") {
 			return
 		}
 		r.label("cpu_exec_start: exclusive_idle: woken, re-acquires qemu_cpu_list_lock")

@@ -4,12 +4,38 @@ import "github.com/protocheck/protocheck/model"
 
 // The vCPU thread (A.2): mttcg_cpu_thread_fn upstream, which holds the BQL
 // outside cpu_exec; qemu_tcg_cpu_thread_fn in the per-CPU-lock series,
-// which holds cpu->lock instead (cota/qemu cpus.c @031cfd04). The model
-// rotates the loop to start at the work processing: QEMU's first
-// iteration runs with exit_request set, so its cpu_exec returns at once,
-// and the code paths it would take recur in the rounds that follow. Each
-// round runs one guest TB; after the rounds parameter the guest halts and
-// the thread sleeps on halt_cond whenever its work list is empty.
+// which holds cpu->lock instead (cota/qemu cpus.c @031cfd04). Its loop:
+//
+//	do {
+//	    unlock; cpu_exec_start; cpu_exec; cpu_exec_end; lock;
+//	    qatomic_set_mb(&cpu->exit_request, 0);
+//	    qemu_wait_io_event: while (cpu_thread_is_idle) wait(halt_cond);
+//	                       process_queued_cpu_work;
+//	} while (1);
+//
+// The model starts it at the qatomic_set_mb: QEMU's thread sets
+// exit_request = 1 before its first cpu_exec ("process any pending work"),
+// so that cpu_exec returns at its first cpu_handle_interrupt, and the
+// paths it takes recur in the iterations that follow.
+//
+// cpu_exec runs TBs until it sees exit_request (cpu_handle_interrupt,
+// before each TB entered from the loop); what each TB does is the guest's,
+// so the environment's choice: it runs from RAM, or it makes an MMIO
+// access, which takes the BQL (io_readx/io_writex, mr->global_locking).
+// A guest that has run the tbs parameter's TBs executes WFI and halts
+// (tbs=0: it never halts). A halted vCPU's cpu_exec returns at
+// cpu_handle_halt without running a TB, and qemu_wait_io_event puts the
+// thread to sleep on halt_cond while its work list is empty: a kick wakes
+// it.
+//
+// Chained TBs, which jump to each other without going back to
+// cpu_handle_interrupt and check icount_decr.u16.high in their prologue
+// instead, are not modelled: cpu_exit stores exit_request before
+// icount_decr.u16.high (smp_wmb), and a chained TB that sees the latter
+// leaves to cpu_handle_interrupt, which clears it and reads exit_request
+// = 1 (the qatomic_mb_set orders the two). A chain is then a run of TBs
+// between two cpu_handle_interrupt calls, the same as a run of unchained
+// TBs that each read exit_request = 0.
 
 func (m *machine) execStart() uint8 {
 	if m.v.cpuLock {
@@ -65,48 +91,21 @@ func (r *run) vcpuStep() {
 		} else if r.labelling() {
 			r.labelf("qemu_tcg_cpu_thread_fn: cpu_mutex_lock(cpu%d)", t)
 		}
-		r.call(pcPEntry, pcVTop)
-	case pcVExecUnlock:
-		r.unlock(mu, mname)
+		th.pc = pcVBottom
+	case pcVBottom:
+		// qatomic_set_mb: the store, then a full barrier, so that the
+		// work list is read after exit_request is clear (qemu.md A.2:
+		// "enqueue then kick" against "clear exit_request, then drain").
+		r.x.Store(s.mem, r.m.aExit[t], 0)
+		r.x.Fence(s.mem)
 		if up {
-			r.label("tcg_cpu_exec: bql_unlock()")
-		} else if r.labelling() {
-			r.labelf("tcg_cpu_exec: cpu_mutex_unlock(cpu%d)", t)
-		}
-		th.arg = uint8(t)
-		r.call(r.m.execStart(), pcVTB)
-	case pcVTB:
-		if up {
-			// Guest code that touches a device takes the BQL inside
-			// cpu_exec: the other half of H2's AB-BA.
-			if !r.lock(&s.bql, "bql") {
-				return
+			if r.labelling() {
+				r.labelf("mttcg_cpu_thread_fn: qatomic_set_mb(&cpu%d->exit_request, 0)", t)
 			}
-			r.label("cpu_exec: guest TB makes an MMIO access: bql_lock()")
-			th.pc = pcVTBMMIO
-			return
-		}
-		r.label("cpu_exec: guest TB runs")
-		r.call(r.m.execEnd(), pcVRelock)
-	case pcVTBMMIO:
-		r.unlock(&s.bql, "bql")
-		r.label("cpu_exec: MMIO access done: bql_unlock()")
-		r.call(r.m.execEnd(), pcVRelock)
-	case pcVTBExclBody:
-		s.gen++
-		r.label("cpu_exec: ptw_setl_slow: page-table update inside start_exclusive()")
-		r.callEndExclusive(pcVTBExclEnd)
-	case pcVRelock:
-		if !r.lock(mu, mname) {
-			return
-		}
-		if up {
-			r.label("tcg_cpu_exec: bql_lock()")
 		} else if r.labelling() {
-			r.labelf("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t)
+			r.labelf("qemu_tcg_cpu_thread_fn: atomic_mb_set(&cpu%d->exit_request, 0)", t)
 		}
-		th.round++
-		r.call(pcPEntry, pcVTop)
+		th.pc = pcVIdle
 	case pcVHalt:
 		r.wait(&s.haltCond[t], r.haltName(t), mu, mname)
 		if r.labelling() {
@@ -114,40 +113,131 @@ func (r *run) vcpuStep() {
 		}
 		th.pc = pcVHaltWoken
 	case pcVHaltWoken:
-		if !r.woken(&s.haltCond[t], r.haltName(t)) || !r.reacquire(mu, mname) {
+		if !r.wokenRelock(&s.haltCond[t], r.haltName(t), mu, mname, "qemu_wait_io_event") {
 			return
 		}
 		if r.labelling() {
 			r.labelf("qemu_wait_io_event: woken from cpu%d->halt_cond, re-acquires %s", t, mname)
 		}
 		th.pc = pcVIdle
+	case pcVExecUnlock:
+		r.unlock(mu, mname)
+		if up {
+			r.label("mttcg_cpu_thread_fn: bql_unlock() before tcg_cpus_exec")
+		} else if r.labelling() {
+			r.labelf("tcg_cpu_exec: cpu_mutex_unlock(cpu%d)", t)
+		}
+		th.arg = uint8(t)
+		r.call(r.m.execStart(), pcVExec)
+	case pcVHI:
+		if r.x.Load(s.mem, r.m.aExit[t]) != 0 {
+			if r.labelling() {
+				r.labelf("cpu_handle_interrupt: qatomic_read(&cpu%d->exit_request) = 1", t)
+			}
+			th.pc = pcVHIClear
+			return
+		}
+		if r.labelling() {
+			r.labelf("cpu_handle_interrupt: qatomic_read(&cpu%d->exit_request) = 0", t)
+		}
+		th.pc = pcVTB
+	case pcVHIClear:
+		r.x.Store(s.mem, r.m.aExit[t], 0)
+		if r.labelling() {
+			r.labelf("cpu_handle_interrupt: qatomic_set(&cpu%d->exit_request, 0); cpu_exec returns EXCP_INTERRUPT", t)
+		}
+		r.call(r.m.execEnd(), pcVRelock)
+	case pcVTBRun:
+		mmio := 0
+		if r.m.mmio {
+			mmio = r.x.Choose(2)
+		}
+		if r.m.tbs > 0 {
+			th.round++
+		}
+		if mmio == 0 {
+			r.label("cpu_tb_exec: the guest's TB runs, touching RAM only")
+			th.pc = pcVHI
+			return
+		}
+		r.label("cpu_tb_exec: the guest's TB makes an MMIO access")
+		th.pc = pcVMMIOLock
+	case pcVMMIOLock:
+		// Guest code that touches a device takes the BQL inside
+		// cpu_exec: the other half of H2's AB-BA.
+		if !r.lock(&s.bql, "bql") {
+			return
+		}
+		r.label("io_writex: qemu_mutex_lock_iothread()")
+		th.pc = pcVMMIOUnlock
+	case pcVMMIOUnlock:
+		r.unlock(&s.bql, "bql")
+		r.label("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread()")
+		th.pc = pcVHI
+	case pcVWFI:
+		th.flags |= tHalted
+		r.label("helper_wfi: cpu->halted = 1; cpu_loop_exit(EXCP_HLT): cpu_exec returns")
+		r.call(r.m.execEnd(), pcVRelock)
+	case pcVTBExclBody:
+		s.gen++
+		r.label("cpu_exec: ptw_setl_slow: page-table update inside start_exclusive()")
+		r.callEndExclusive(pcVHI)
+	case pcVRelock:
+		if !r.lock(mu, mname) {
+			return
+		}
+		if up {
+			r.label("mttcg_cpu_thread_fn: bql_lock() after tcg_cpus_exec")
+		} else if r.labelling() {
+			r.labelf("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t)
+		}
+		th.pc = pcVBottom
 	}
 }
 
 func (r *run) haltName(c int) string { return r.m.haltNames[c] }
 
 func (r *run) vcpuDecide() {
-	th := r.th
+	th, t := r.th, r.t
 	switch th.pc {
-	case pcVTop:
-		if int(th.round) < r.m.rounds {
-			th.pc = pcVExecUnlock
-		} else {
-			th.pc = pcVIdle
-		}
-	case pcVTB:
-		// H6: ptw_setl_slow calls start_exclusive from inside cpu_exec.
-		r.callStartExclusive(pcVTBExclBody)
-	case pcVTBExclEnd:
-		r.call(r.m.execEnd(), pcVRelock)
 	case pcVIdle:
-		// The thread holds the lock that protects the queue's writers
-		// here (the BQL upstream, whose holder is the only thread that
-		// queues; cpu->lock in seed 001), so reading it is no race.
-		if r.s.qlen[r.t] == 0 {
+		// cpu_thread_is_idle: halted and nothing queued. The work list is
+		// read with the thread's lock held, which every thread that queues
+		// on another vCPU holds too (the BQL upstream, the I/O thread
+		// being the only one; cpu->lock in seed 001), and a vCPU queues on
+		// itself only from its own TBs: the read cannot race.
+		if th.flags&tHalted != 0 && r.s.qlen[t] == 0 {
 			th.pc = pcVHalt
 		} else {
-			r.call(pcPEntry, pcVIdle)
+			r.call(pcPEntry, pcVTop)
+		}
+	case pcVTop:
+		th.pc = pcVExecUnlock
+	case pcVExec:
+		// cpu_handle_halt: a halted vCPU's cpu_exec returns EXCP_HALTED
+		// before its first TB (cpu->halted is the thread's own).
+		if th.flags&tHalted != 0 {
+			r.call(r.m.execEnd(), pcVRelock)
+		} else {
+			th.pc = pcVHI
+		}
+	case pcVTB:
+		switch {
+		case r.m.v.fromExec && t == 0 && th.flags&tPtwDone == 0:
+			// H6: ptw_setl_slow calls start_exclusive from inside cpu_exec.
+			th.flags |= tPtwDone
+			r.callStartExclusive(pcVTBExclBody)
+		case int(th.queued) < len(r.m.own[t]):
+			// The TB's helper queues safe work on its own CPU (tb_flush,
+			// a synced TLB flush), whose kick sets exit_request, and
+			// ends the TB (cpu_loop_exit).
+			th.item = r.m.own[t][th.queued]
+			th.queued++
+			r.call(pcQLock, pcVHI)
+		case r.m.tbs > 0 && int(th.round) >= r.m.tbs:
+			th.pc = pcVWFI
+		default:
+			th.pc = pcVTBRun
 		}
 	}
 }

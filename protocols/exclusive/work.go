@@ -38,6 +38,58 @@ func (r *run) pop() {
 	}
 }
 
+// queueStep is async_safe_run_on_cpu(cpu, func) = queue_work_on_cpu on
+// a heap item: upstream, lock work_mutex; append; unlock; qemu_cpu_kick
+// after the unlock (cpus-common.c @d6ea4236); in the per-CPU-lock series,
+// cpu_mutex_lock; queue_work_on_cpu_locked (append, then qemu_cpu_kick
+// with the lock held); cpu_mutex_unlock (cota/qemu @09addeed). The append
+// and wi->done = false are plain writes under the lock, invisible until
+// the unlock, and share a step with the next lock operation or kick.
+func (r *run) queueStep() {
+	s, th := r.s, r.th
+	i := int(th.item)
+	c := r.m.itemCPU(i)
+	switch th.pc {
+	case pcQLock:
+		if !r.lock(&s.cpuLock[c], r.cpuLockName(c)) {
+			return
+		}
+		if r.labelling() {
+			if r.m.v.cpuLock {
+				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_lock(cpu%d)", c, c)
+			} else {
+				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", c, c)
+			}
+		}
+		th.pc = pcQAppend
+	case pcQAppend:
+		r.enqueue(c, i)
+		if r.m.v.cpuLock {
+			if k := r.kick(c); r.labelling() {
+				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu_locked: append %s; %s", c, r.m.itemName(i), k)
+			}
+			th.pc = pcQUnlock
+			return
+		}
+		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
+		if r.labelling() {
+			r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", c, r.m.itemName(i), c)
+		}
+		th.pc = pcQKick
+	case pcQKick:
+		if k := r.kick(c); r.labelling() {
+			r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: %s", c, k)
+		}
+		r.ret()
+	case pcQUnlock:
+		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
+		if r.labelling() {
+			r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_unlock(cpu%d)", c, c)
+		}
+		r.ret()
+	}
+}
+
 func (r *run) workStep() {
 	s, th, t := r.s, r.th, r.t
 	item := int(th.item)

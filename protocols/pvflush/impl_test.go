@@ -8,6 +8,7 @@ import (
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
+	"github.com/protocheck/protocheck/internal/race"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -23,8 +24,11 @@ func implTarget(t *testing.T, im *rt.Impl, variant string, p model.Params) *conf
 	return tg
 }
 
+// implRuns is full, or short under -short and under the race detector
+// (which slows a controlled run tenfold; model and code agree the same
+// with fewer runs).
 func implRuns(t *testing.T, full, short int) int {
-	if testing.Short() {
+	if testing.Short() || race.Enabled {
 		return short
 	}
 	return full

@@ -1,22 +1,19 @@
-package main
+package cli
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"slices"
 	"text/tabwriter"
 
 	"github.com/protocheck/protocheck/explorer"
-	"github.com/protocheck/protocheck/protocols"
 )
 
-func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+func (c *command) compare(args []string) (int, error) {
+	stdout, stderr := c.stdout, c.stderr
+	fs := c.newFlags("compare", "compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]")
 	var ef exploreFlags
 	ef.register(fs)
 	metric := fs.String("metric", "", "show only this metric")
-	helpFlags(fs, stdout, "compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -24,7 +21,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(pos) < 3 {
 		return 0, usagef("compare needs PROTOCOL VARIANT_A VARIANT_B")
 	}
-	p, err := protocols.Lookup(pos[0])
+	p, err := c.reg.Lookup(pos[0])
 	if err != nil {
 		return 0, usageError{err}
 	}
@@ -39,6 +36,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if opts.Strategy == explorer.BFS {
+		opts.Metrics = true // the point of compare: exact per-execution metrics
+	}
 	// Check the variants and the metric before two explorations run.
 	var known []string
 	for _, v := range pos[1:3] {
@@ -46,14 +46,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 		if err != nil {
 			return 0, usageError{err}
 		}
-		known = m.Metrics()
+		known = m.Properties().Metrics
 	}
 	if *metric != "" && !slices.Contains(known, *metric) {
 		return 0, usagef("protocol %s has no metric %q (metrics: %v)", p.Name, *metric, known)
 	}
 	var outs [2]*outcome
 	for i, v := range pos[1:3] {
-		if outs[i], err = explore(p, v, given, opts); err != nil {
+		if outs[i], err = c.exploreVariant(p, v, given, opts); err != nil {
 			return 0, err
 		}
 	}
@@ -83,11 +83,17 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	tw.Flush()
-	code := exitOK
+	code := ExitOK
 	for _, o := range outs {
-		if o.result.Verdict == explorer.Violation {
+		switch o.result.Verdict {
+		case explorer.Violation:
 			fmt.Fprintf(stdout, "\nnote: %s violates %s; its executions stop at the first violation, so its metrics cover only the explored part.\n", o.variant, o.result.Violation.Property)
-			code = exitViolation
+		case explorer.Interrupted:
+			fmt.Fprintf(stdout, "\nnote: %s was interrupted; its metrics cover only the explored part.\n", o.variant)
+		}
+		// A violation wins over an interruption, as in explore.
+		if oc := o.exitCode(); oc == ExitViolation || code == ExitOK {
+			code = oc
 		}
 	}
 	return code, nil

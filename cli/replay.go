@@ -1,24 +1,20 @@
-package main
+package cli
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
-	"github.com/protocheck/protocheck/protocols"
 	"github.com/protocheck/protocheck/traces"
 )
 
 // load reads a trace file and replays it strictly; every failure is an
 // input error (exit 2) that says what is wrong and where.
-func load(path string) (*traces.Replayed, error) {
+func (c *command) load(path string) (*traces.Replayed, error) {
 	t, err := traces.Load(path)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	p, err := protocols.Lookup(t.Protocol)
+	p, err := c.reg.Lookup(t.Protocol)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
@@ -44,13 +40,13 @@ type metricTotal struct {
 	Total int64  `json:"total"`
 }
 
-func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+func (c *command) replay(args []string) (int, error) {
+	stdout := c.stdout
+	fs := c.newFlags("replay", "replay [--json] [--html FILE.html] FILE")
 	asJSON := fs.Bool("json", false, "print JSON")
 	html := fs.String("html", "", "also write a self-contained HTML view of the trace to this file")
 	impl := fs.Bool("impl", false, "drive the real implementation through the trace instead of the model")
 	full := fs.Bool("full", false, "show every step and every changed variable (default: a summary that fits on a screen)")
-	helpFlags(fs, stdout, "replay [--json] [--html FILE.html] FILE")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -58,40 +54,53 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(pos) != 1 {
 		return 0, usagef("replay takes one trace FILE")
 	}
+	set := flagsSet(fs)
 	if *impl {
-		return replayImpl(pos[0], stdout)
+		if err := unused(set, "with --impl (it prints the code's steps and whether the violation reproduces)", "json", "html", "full"); err != nil {
+			return 0, err
+		}
+		return c.replayImpl(pos[0], stdout)
 	}
-	r, err := load(pos[0])
+	if *asJSON {
+		if err := unused(set, "with --json (the trace is in the document, every step of it)", "full"); err != nil {
+			return 0, err
+		}
+	}
+	if err := checkWritable("html", *html); err != nil {
+		return 0, err
+	}
+	r, err := c.load(pos[0])
 	if err != nil {
+		return 0, err
+	}
+	code := ExitOK
+	verdict := "no violation"
+	if r.Execution.Violation != nil {
+		code, verdict = ExitViolation, "violation"
+	}
+	if *asJSON {
+		d := replayDoc{Protocol: r.Trace.Protocol, Variant: r.Trace.Variant, Params: r.Trace.Params, Verdict: verdict, Violation: r.Execution.Violation, Trace: r.Trace}
+		for i, name := range r.Machine.Properties().Metrics {
+			d.Metrics = append(d.Metrics, metricTotal{name, r.Execution.Totals[i]})
+		}
+		if err := writeJSON(stdout, d); err != nil {
+			return 0, err
+		}
+	} else if err := render(stdout, r, *full); err != nil {
 		return 0, err
 	}
 	if *html != "" {
 		if err := writeHTML(*html, r); err != nil {
-			return 0, err
+			return 0, outputError("html", *html, err)
 		}
-	}
-	code := exitOK
-	verdict := "no violation"
-	if r.Execution.Violation != nil {
-		code, verdict = exitViolation, "violation"
-	}
-	if *asJSON {
-		d := replayDoc{Protocol: r.Trace.Protocol, Variant: r.Trace.Variant, Params: r.Trace.Params, Verdict: verdict, Violation: r.Execution.Violation, Trace: r.Trace}
-		for i, name := range r.Machine.Metrics() {
-			d.Metrics = append(d.Metrics, metricTotal{name, r.Execution.Totals[i]})
-		}
-		return code, writeJSON(stdout, d)
-	}
-	if err := render(stdout, r, *full); err != nil {
-		return 0, err
 	}
 	return code, nil
 }
 
-func cmdMinimize(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("minimize", flag.ContinueOnError)
+func (c *command) minimize(args []string) (int, error) {
+	stdout := c.stdout
+	fs := c.newFlags("minimize", "minimize [--out FILE] FILE")
 	out := fs.String("out", "", "write the minimized trace here (default: print it as JSON on stdout)")
-	helpFlags(fs, stdout, "minimize [--out FILE] FILE")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -99,14 +108,17 @@ func cmdMinimize(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(pos) != 1 {
 		return 0, usagef("minimize takes one trace FILE")
 	}
-	r, err := load(pos[0])
+	if err := checkWritable("out", *out); err != nil {
+		return 0, err
+	}
+	r, err := c.load(pos[0])
 	if err != nil {
 		return 0, err
 	}
 	if r.Execution.Violation == nil {
 		return 0, usagef("%s: the trace ends in no violation, so there is nothing to minimize", pos[0])
 	}
-	p, _ := protocols.Lookup(r.Trace.Protocol)
+	p, _ := c.reg.Lookup(r.Trace.Protocol)
 	m, err := traces.Minimize(p, r.Trace)
 	if err != nil {
 		return 0, err
@@ -117,26 +129,17 @@ func cmdMinimize(args []string, stdout, stderr io.Writer) (int, error) {
 			return 0, err
 		}
 		_, err = stdout.Write(b)
-		return exitViolation, err
+		return ExitViolation, err
 	}
 	if err := traces.Save(*out, m); err != nil {
-		return 0, err
+		return 0, outputError("out", *out, err)
 	}
 	fmt.Fprintf(stdout, "minimized %d steps to %d; written to %s\n\n", len(r.Trace.Schedule), len(m.Schedule), *out)
 	rep, err := traces.Replay(p, m)
 	if err != nil {
 		return 0, err
 	}
-	return exitViolation, render(stdout, rep, false)
-}
-
-// writeHTML writes the HTML view of a replayed trace.
-func writeHTML(path string, r *traces.Replayed) error {
-	var buf bytes.Buffer
-	if err := traces.RenderHTML(&buf, r); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return ExitViolation, render(stdout, rep, false)
 }
 
 // render writes the text view: every step and change with full, otherwise

@@ -1,4 +1,4 @@
-package main
+package cli_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/protocheck/protocheck/cli"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/protocols"
 	"github.com/protocheck/protocheck/traces"
@@ -21,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite golden files and testdata trace
 func check(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
+	code = cli.Main(protocols.Registry(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -65,9 +66,9 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"compare", "pvflush", "fixed", "nosuch"}, `no variant "nosuch"`},
 		{[]string{"bench", "pvflush/nosuch"}, `no variant "nosuch"`},
 	} {
-		code, _, stderr := check(t, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
-			t.Errorf("check %q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		code, stdout, stderr := check(t, tc.args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("check %q: exit %d, stdout %q, stderr %q; want exit 2, %q on stderr and nothing on stdout", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
 }
@@ -98,7 +99,7 @@ func TestList(t *testing.T) {
 func TestExplorePostedFindsStaleTLB(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "posted.json")
 	code, stdout, _ := check(t, "explore", "pvflush/posted", "--out", out)
-	if code != exitViolation || !strings.Contains(stdout, "stale-tlb") {
+	if code != cli.ExitViolation || !strings.Contains(stdout, "stale-tlb") {
 		t.Fatalf("explore pvflush/posted: exit %d\n%s", code, stdout)
 	}
 	tr, err := traces.Load(out)
@@ -109,13 +110,13 @@ func TestExplorePostedFindsStaleTLB(t *testing.T) {
 		t.Errorf("trace has %d steps, want at most 25", n)
 	}
 	code, replayed, _ := check(t, "replay", out)
-	if code != exitViolation || !strings.Contains(replayed, "stale-tlb") {
+	if code != cli.ExitViolation || !strings.Contains(replayed, "stale-tlb") {
 		t.Errorf("replay: exit %d\n%s", code, replayed)
 	}
 	// --json carries the documented fields.
 	code, js, _ := check(t, "explore", "--json", "pvflush/posted")
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(js), &doc); err != nil || code != exitViolation {
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || code != cli.ExitViolation {
 		t.Fatalf("explore --json: exit %d, %v", code, err)
 	}
 	for _, k := range []string{"protocol", "variant", "params", "strategy", "verdict", "states", "transitions", "violation", "trace", "metrics"} {
@@ -134,7 +135,7 @@ func TestRandomFindsPostedDeterministically(t *testing.T) {
 	for i := range traces2 {
 		out := filepath.Join(dir, "r.json")
 		code, stdout, _ := check(t, "explore", "pvflush/posted", "--strategy", "random", "--seed", "1", "--out", out)
-		if code != exitViolation || !strings.Contains(stdout, "minimized") {
+		if code != cli.ExitViolation || !strings.Contains(stdout, "minimized") {
 			t.Fatalf("random: exit %d\n%s", code, stdout)
 		}
 		b, err := os.ReadFile(out)
@@ -150,13 +151,13 @@ func TestRandomFindsPostedDeterministically(t *testing.T) {
 	code, js, _ := check(t, "explore", "--json", "pvflush/posted")
 	var doc struct{ Trace traces.Trace }
 	json.Unmarshal([]byte(js), &doc)
-	if code != exitViolation || len(tr.Schedule) > 2*len(doc.Trace.Schedule) {
+	if code != cli.ExitViolation || len(tr.Schedule) > 2*len(doc.Trace.Schedule) {
 		t.Errorf("random trace %d steps, bfs %d: want at most twice", len(tr.Schedule), len(doc.Trace.Schedule))
 	}
 }
 
 func TestCorruptedTraceIsAnInputError(t *testing.T) {
-	src := filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json")
+	src := filepath.Join("..", "testdata", "pvflush", "posted.trace.json")
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +172,7 @@ func TestCorruptedTraceIsAnInputError(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := check(t, "replay", bad)
-	if code != exitUsage || !strings.Contains(stderr, "step 3") {
+	if code != cli.ExitUsage || !strings.Contains(stderr, "step 3") {
 		t.Errorf("replay of an edited label: exit %d, %q; want exit 2 naming step 3", code, stderr)
 	}
 }
@@ -179,7 +180,7 @@ func TestCorruptedTraceIsAnInputError(t *testing.T) {
 // Every trace in testdata/ replays and reproduces the property it records,
 // and every buggy variant of every protocol has one.
 func TestTestdataTracesReplay(t *testing.T) {
-	root := filepath.Join("..", "..", "testdata")
+	root := filepath.Join("..", "testdata")
 	for _, p := range protocols.All() {
 		for _, v := range p.Variants {
 			path := filepath.Join(root, p.Name, v.Name+".trace.json")
@@ -189,7 +190,7 @@ func TestTestdataTracesReplay(t *testing.T) {
 			if *update {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				code, _, stderr := check(t, "explore", p.Name+"/"+v.Name, "--out", path, "--progress", "none")
-				if code != exitViolation {
+				if code != cli.ExitViolation {
 					t.Errorf("%s/%s: exit %d %s", p.Name, v.Name, code, stderr)
 				}
 			}
@@ -212,10 +213,10 @@ func TestTestdataTracesReplay(t *testing.T) {
 
 // The CLI's text rendering of one trace, kept as a golden file.
 func TestReplayGolden(t *testing.T) {
-	trace := filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json")
-	golden := filepath.Join("..", "..", "testdata", "golden", "replay-pvflush-posted.txt")
+	trace := filepath.Join("..", "testdata", "pvflush", "posted.trace.json")
+	golden := filepath.Join("..", "testdata", "golden", "replay-pvflush-posted.txt")
 	code, out, stderr := check(t, "replay", trace)
-	if code != exitViolation {
+	if code != cli.ExitViolation {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if *update {
@@ -234,13 +235,13 @@ func TestReplayGolden(t *testing.T) {
 // Every counterexample in testdata/, as the CLI renders it by default,
 // fits on one screen and names the violated property and the threads.
 func TestTracesRenderInFortyLines(t *testing.T) {
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "*", "*.trace.json"))
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "*", "*.trace.json"))
 	if len(paths) == 0 {
 		t.Fatal("no traces in testdata")
 	}
 	for _, path := range paths {
 		code, out, stderr := check(t, "replay", path)
-		if code != exitViolation {
+		if code != cli.ExitViolation {
 			t.Errorf("%s: exit %d %s", path, code, stderr)
 			continue
 		}
@@ -265,17 +266,17 @@ func TestTracesRenderInFortyLines(t *testing.T) {
 // bfs one in testdata) reproduced on the code.
 func TestStressAndReplayOnTheRealCode(t *testing.T) {
 	code, out, _ := check(t, "stress", "pvflush/fixed", "--runs", "50")
-	if code != exitOK || !strings.Contains(out, "50 runs") || !strings.Contains(out, "0 violations") {
+	if code != cli.ExitOK || !strings.Contains(out, "50 runs") || !strings.Contains(out, "0 violations") {
 		t.Errorf("stress pvflush/fixed: exit %d\n%s", code, out)
 	}
 	path := filepath.Join(t.TempDir(), "found.json")
 	code, out, _ = check(t, "stress", "pvflush/posted", "--controlled", "--strategy", "pct", "--seed", "1", "--runs", "500", "--out", path)
-	if code != exitViolation || !strings.Contains(out, "stale-tlb") {
+	if code != cli.ExitViolation || !strings.Contains(out, "stale-tlb") {
 		t.Fatalf("stress --controlled pvflush/posted: exit %d\n%s", code, out)
 	}
-	for _, trace := range []string{path, filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json")} {
+	for _, trace := range []string{path, filepath.Join("..", "testdata", "pvflush", "posted.trace.json")} {
 		code, out, stderr := check(t, "replay", "--impl", trace)
-		if code != exitViolation || !strings.Contains(out, "reproduced on the real code: stale-tlb") {
+		if code != cli.ExitViolation || !strings.Contains(out, "reproduced on the real code: stale-tlb") {
 			t.Errorf("replay --impl %s: exit %d\n%s%s", trace, code, out, stderr)
 		}
 	}
@@ -289,7 +290,7 @@ func TestStressAndReplayOnTheRealCode(t *testing.T) {
 		{[]string{"stress", "pvflush/nosuch"}, `no variant "nosuch"`},
 	} {
 		code, _, stderr := check(t, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("check %q: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
@@ -305,8 +306,8 @@ func TestReplayHTMLInBrowser(t *testing.T) {
 	bin := htmltest.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "posted.html")
-	code, _, stderr := check(t, "replay", "--html", page, filepath.Join("..", "..", "testdata", "pvflush", "posted.trace.json"))
-	if code != exitViolation {
+	code, _, stderr := check(t, "replay", "--html", page, filepath.Join("..", "testdata", "pvflush", "posted.trace.json"))
+	if code != cli.ExitViolation {
 		t.Fatalf("replay --html: exit %d %s", code, stderr)
 	}
 	b, err := os.ReadFile(page)
@@ -339,7 +340,7 @@ func TestExploreOutNeverDeletes(t *testing.T) {
 	if err := os.WriteFile(path, []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, _ := check(t, "explore", "cputlb/synced", "--out", path); code != exitOK {
+	if code, _, _ := check(t, "explore", "cputlb/synced", "--out", path); code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "mine\n" {
@@ -350,10 +351,10 @@ func TestExploreOutNeverDeletes(t *testing.T) {
 // compare exits 1 when either variant violates a property, like explore.
 func TestCompareExitsOneOnAViolation(t *testing.T) {
 	code, out, _ := check(t, "compare", "cputlb", "synced", "non-synced", "--metric", "kicks")
-	if code != exitViolation || !strings.Contains(out, "non-synced violates no-stale-translation") {
+	if code != cli.ExitViolation || !strings.Contains(out, "non-synced violates no-stale-translation") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
-	if code, _, _ := check(t, "compare", "cputlb", "synced", "synced-no-bql"); code != exitOK {
+	if code, _, _ := check(t, "compare", "cputlb", "synced", "synced-no-bql"); code != cli.ExitOK {
 		t.Errorf("two clean variants: exit %d", code)
 	}
 }
@@ -371,5 +372,21 @@ func TestExploreChecksHistoriesAndKeepsTimingOffStdout(t *testing.T) {
 	}
 	if out1 != out2 {
 		t.Errorf("two runs printed different stdout:\n%s\n%s", out1, out2)
+	}
+}
+
+// A deadlock of the real code under the Go scheduler is a verdict: exit 1
+// with who waits for what, never Go's fatal error (which would end this
+// test binary).
+func TestStressReportsARealDeadlock(t *testing.T) {
+	code, out, stderr := check(t, "stress", "exclusive/non-recursive", "--runs", "3")
+	if code != cli.ExitViolation || !strings.Contains(out, "violation of deadlock: every goroutine waits: vcpu0 waits on exclusive_resume") {
+		t.Errorf("stress exclusive/non-recursive: exit %d\n%s%s", code, out, stderr)
+	}
+	// no-kick breaks no-stale-translation or deadlocks, as the Go
+	// scheduler has it; either is a violation.
+	code, out, stderr = check(t, "stress", "cputlb/no-kick", "--runs", "100")
+	if code != cli.ExitViolation || !strings.Contains(out, "violation of no-stale-translation") && !strings.Contains(out, "violation of deadlock: every goroutine waits: cpu") {
+		t.Errorf("stress cputlb/no-kick: exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -1,11 +1,12 @@
-package explorer_test
+// Package peterson is Peterson's mutual-exclusion lock for two threads as
+// a protocheck model: a runnable example of a user's own model, checked
+// for safety under sequential consistency and x86-TSO (with and without
+// the fence the lock needs there) and for progress under weak fairness,
+// with the || bug that livelocks it. It is used by the examples of this
+// package and of package cli, and by the README.
+package peterson
 
-import (
-	"fmt"
-
-	"github.com/protocheck/protocheck/explorer"
-	"github.com/protocheck/protocheck/model"
-)
+import "github.com/protocheck/protocheck/model"
 
 // Peterson's lock for two threads, looping forever: flag[me] = 1; turn =
 // other; wait while flag[other] && turn == other; critical section;
@@ -17,7 +18,7 @@ type peterson struct {
 
 const flag0, turn = model.Addr(0), model.Addr(2)
 
-func petersonLock(or, tso, fence bool) model.Machine {
+func Lock(or, tso, fence bool) model.Machine {
 	m := model.MustNew(model.Def[peterson]{
 		Threads: []string{"P0", "P1"},
 		Init:    func(s *peterson) { s.Mem = model.NewMem("flag[0]", "flag[1]", "turn") },
@@ -74,30 +75,19 @@ func petersonLock(or, tso, fence bool) model.Machine {
 	return m
 }
 
-// Peterson's lock: safety under SC and x86-TSO, with and without the
-// fence, and progress (liveness) under weak fairness.
-func Example_peterson() {
-	for _, c := range []struct {
-		name           string
-		or, tso, fence bool
-		fairness       string
-	}{
-		{"sc", false, false, false, ""},
-		{"sc, no fairness", false, false, false, explorer.FairnessNone},
-		{"sc, ||", true, false, false, ""},
-		{"tso", false, true, false, ""},
-		{"tso, fence", false, true, true, ""},
-	} {
-		r, err := explorer.Explore(petersonLock(c.or, c.tso, c.fence), explorer.Options{Fairness: c.fairness})
-		if err != nil {
-			panic(err)
-		}
-		fmt.Printf("%s: %s\n", c.name, r)
-	}
-	// Output:
-	// sc: ok: 40 states, 80 transitions, depth 8
-	// sc, no fairness: violation: 40 states, 80 transitions, depth 8; P0-enters: never discharged: steps 4 to 5 repeat forever with it pending throughout (without fairness; stepping in the cycle: P0)
-	// sc, ||: violation: 20 states, 40 transitions, depth 7; P0-enters: never discharged: steps 5 to 6 repeat forever with it pending throughout (a fair cycle: every thread that could step throughout it steps in it; stepping in the cycle: P0, P1)
-	// tso: violation: 141 states, 296 transitions, depth 8; mutual-exclusion: both threads are in the critical section
-	// tso, fence: ok: 78 states, 200 transitions, depth 10
+// Protocol offers the lock's versions as variants, for traces and for the
+// check command (cli.Registry).
+var Protocol = &model.Protocol{
+	Name:        "peterson",
+	Description: "Peterson's lock for two threads, looping forever",
+	Source:      "G. L. Peterson, Myths about the mutual exclusion problem, IPL 12(3), 1981",
+	Variants: []model.Variant{
+		{Name: "sc", Expect: model.ExpectOK, Description: "sequential consistency"},
+		{Name: "or", Expect: "P0-enters", Description: "waits while flag[other] || turn == other: both can spin forever"},
+		{Name: "tso", Expect: "mutual-exclusion", Description: "x86-TSO without a fence: a store waits in the buffer past the other's read"},
+		{Name: "tso-fence", Expect: model.ExpectOK, Description: "x86-TSO with mfence after the stores"},
+	},
+	New: func(variant string, _ model.Params) (model.Machine, error) {
+		return Lock(variant == "or", variant == "tso" || variant == "tso-fence", variant == "tso-fence"), nil
+	},
 }

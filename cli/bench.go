@@ -1,27 +1,24 @@
-package main
+package cli
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
-	"github.com/protocheck/protocheck/protocols"
 )
 
-// cmdBench explores the correct variants of the named protocols (all when
+// bench explores the correct variants of the named protocols (all when
 // none) with every configuration of the explorer — bfs with 1 and N
 // workers, fingerprints, dfs with and without reduction — and prints
 // states, transitions, seconds, states per second and bytes per state.
 // Times depend on the machine; the counts do not.
-func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+func (c *command) bench(args []string) (int, error) {
+	stdout := c.stdout
+	fs := c.newFlags("bench", "bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	helpFlags(fs, stdout, "bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -53,21 +50,21 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	for _, n := range names {
 		if strings.Contains(n, "/") {
-			p, v, err := protocols.Parse(n)
+			p, v, err := c.reg.Parse(n)
 			if err != nil {
 				return 0, usageError{err}
 			}
 			add(p, v.Name)
 			continue
 		}
-		p, err := protocols.Lookup(n)
+		p, err := c.reg.Lookup(n)
 		if err != nil {
 			return 0, usageError{err}
 		}
 		add(p, "")
 	}
 	if len(names) == 0 {
-		for _, p := range protocols.All() {
+		for _, p := range c.reg.Protocols {
 			add(p, "")
 		}
 	}
@@ -81,6 +78,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 	if !*asJSON {
 		fmt.Fprintf(stdout, "machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	}
+	code := ExitOK
 	for _, tg := range targets {
 		m, params, err := tg.p.Instantiate(tg.v, given)
 		if err != nil {
@@ -90,17 +88,25 @@ func cmdBench(args []string, stdout, stderr io.Writer) (int, error) {
 		if n := runtime.NumCPU(); n > 2 {
 			configs = append(configs, explorer.BenchConfig{Name: fmt.Sprintf("bfs workers=%d", n), Options: explorer.Options{Strategy: explorer.BFS, Workers: n}})
 		}
+		for i := range configs {
+			configs[i].Options.Stop = c.stop
+		}
 		rows, err := explorer.Bench(m, configs, time.Now)
 		if err != nil {
 			return 0, err
 		}
 		results = append(results, result{tg.p.Name, tg.v, params, rows})
 		if !*asJSON {
-			fmt.Fprintf(stdout, "\n%s/%s  %s\n%s", tg.p.Name, tg.v, params, explorer.FormatBench(rows))
+			fmt.Fprintf(stdout, "\n%s\n%s", describeTarget(tg.p.Name, tg.v, params), explorer.FormatBench(rows))
+		}
+		if c.interrupted() {
+			// The rows explored when the signal came say "interrupted".
+			code = ExitInterrupted
+			break
 		}
 	}
 	if *asJSON {
-		return exitOK, writeJSON(stdout, results)
+		return code, writeJSON(stdout, results)
 	}
-	return exitOK, nil
+	return code, nil
 }

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/protocheck/protocheck/traces"
+)
+
+// checkWritable checks, before any work, that the file named by an output
+// flag can be written: an exploration of an hour must not end in "no such
+// directory". It creates and changes nothing a user could see: an
+// existing file is opened for writing without truncation, a new one is
+// tried as a temporary file in its directory, which is then removed.
+func checkWritable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	bad := func(err error) error { return usagef("--%s %s: cannot be written: %v", flag, path, err) }
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return bad(errors.New("it is a directory"))
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return bad(err)
+		}
+		return f.Close()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return bad(err)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil {
+		return bad(err)
+	} else if !fi.IsDir() {
+		return bad(fmt.Errorf("%s is not a directory", dir))
+	}
+	f, err := os.CreateTemp(dir, ".protocheck-check-*")
+	if err != nil {
+		return bad(err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// outputError is a failure to write an output file after the result was
+// printed: exit 2, with the result on stdout all the same.
+func outputError(flag, path string, err error) error {
+	return fmt.Errorf("--%s %s: %w (the result above is complete; only this file is missing)", flag, path, err)
+}
+
+// writeHTML writes the HTML view of a replayed trace.
+func writeHTML(path string, r *traces.Replayed) error {
+	var buf bytes.Buffer
+	if err := traces.RenderHTML(&buf, r); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package batchunmap
-
-const raceEnabled = false

@@ -1,0 +1,129 @@
+package exclusive
+
+import (
+	"fmt"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// The verification matrix: the configurations besides the default in
+// which every variant's verdict is checked, chosen so that each mechanism
+// happens at least twice somewhere (two exclusive sections, two safe work
+// items, work queued by a vCPU and by the I/O thread, a hot-plug during a
+// section, spurious wake-ups, guests that halt and are kicked awake, two
+// run_on_cpu calls). A verdict that differs from the variant's default
+// says why.
+var matrix = []model.Config{
+	{Params: model.Params{"safe-work": 2},
+		Why: "two exclusive sections by two initiators: vcpu0 queues its safe work from its own TB, the I/O thread queues the other on vcpu1 while it runs TBs",
+		Expect: map[string]string{
+			// The waiter left asleep on exclusive_resume is vcpu1's
+			// start_exclusive, whose safe work the I/O thread queued.
+			"end-signals-resume": PropStartExclusiveProceeds,
+		}},
+	{Params: model.Params{"vcpus": 2, "safe-work": 2, "spurious": 1},
+		Why: "spurious wake-ups at a small size, with two exclusive sections",
+		Expect: map[string]string{
+			// Its lost wake-up needs two sleepers on exclusive_resume
+			// besides the initiator: three vCPUs.
+			"end-signals-resume": model.ExpectOK,
+		}},
+	{Params: model.Params{"hotplug": 1, "mmio": 0},
+		Why: "a CPU hot-plugged and unplugged (cpu_list_add, cpu_list_remove) while exclusive sections run, with guests that touch RAM only",
+		Expect: map[string]string{
+			// Its deadlock needs a vCPU that takes the BQL inside cpu_exec.
+			"bql-held": model.ExpectOK,
+		}},
+	{Params: model.Params{"hotplug": 1},
+		Why: "the same hot-plug with guests that make MMIO accesses: the I/O thread holds the BQL across cpu_list_add",
+		Expect: map[string]string{
+			// Seed 001's exclusive_idle() in cpu_list_add sleeps with the
+			// BQL held while start_exclusive waits for a vCPU whose TB
+			// waits for the BQL (README).
+			"cpu-lock-broadcast": model.Deadlock,
+		}},
+	{Params: model.Params{"vcpus": 2, "hotplug": 1, "safe-work": 2, "spurious": 1, "mmio": 0},
+		Why: "hot-plug across two exclusive sections, with spurious wake-ups",
+		Expect: map[string]string{
+			"bql-held":           model.ExpectOK,
+			"end-signals-resume": model.ExpectOK,
+		}},
+	{Params: model.Params{"vcpus": 2, "tbs": 1, "safe-work": 2, "run-on-cpu": 2},
+		Why: "guests that halt after one TB, kicked awake by the work queued on them: two sections and two run_on_cpu calls, an acyclic state graph",
+		Expect: map[string]string{
+			// A counted vCPU whose guest halts leaves cpu_exec without a
+			// kick: bounded guests hide the missing kick.
+			"no-kick":            model.ExpectOK,
+			"end-signals-resume": model.ExpectOK,
+		}},
+	{Params: model.Params{"tbs": 1, "run-on-cpu": 0},
+		Why: "three vCPUs whose guests halt after one TB: the configuration of the wake-up claims",
+		Expect: map[string]string{
+			"no-kick": model.ExpectOK,
+			// Everyone else halts: the sleeper's lost wake-up is a deadlock.
+			"end-signals-resume": model.Deadlock,
+			// Without a run_on_cpu caller on cpu->cond every predicate
+			// there has one waiter, and qemu_cond_signal cannot wake the
+			// wrong one (qemu.md A.3 (d')).
+			"cpu-lock": model.ExpectOK,
+		}},
+	{Params: model.Params{"memory": 1},
+		Why: "x86-TSO store buffers: exit_request, pending_cpus, cpu->running and wi.done go through them"},
+}
+
+// The seed's performance claim is about contention on one mutex and
+// condition variable when every waiter shares them; the claims compare
+// the two schemes exhaustively over every complete execution, with the
+// guests halting after one TB (an acyclic state graph) and no run_on_cpu
+// call, so that every wake-up counted belongs to an exclusive section or
+// to a kick.
+var claims = []model.Claim{
+	{
+		Name: "wakeups-per-section",
+		Text: "seed 001 moves every waiter to its own cpu->cond (\"shifts the burden of waking up threads to the exclusive thread\"): " +
+			"with three vCPUs cpu-lock-broadcast wakes more threads per exclusive section than upstream, in the worst execution and on average",
+		Metric: "wakeups",
+		A:      "cpu-lock-broadcast",
+		B:      "upstream",
+		Params: model.Params{"tbs": 1, "run-on-cpu": 0},
+		Holds:  perSection(1, func(a, b perSectionSummary) bool { return a.max > b.max && a.mean > b.mean }),
+	},
+	{
+		Name:   "wakeups-per-section-two-vcpus",
+		Text:   "with two vCPUs and two sections the relation turns around: cpu-lock-broadcast wakes fewer threads per section on average than upstream, though more in the worst execution",
+		Metric: "wakeups",
+		A:      "cpu-lock-broadcast",
+		B:      "upstream",
+		Params: model.Params{"vcpus": 2, "tbs": 1, "safe-work": 2, "run-on-cpu": 0},
+		Holds:  perSection(2, func(a, b perSectionSummary) bool { return a.max > b.max && a.mean < b.mean }),
+	},
+	{
+		Name: "list-lock-per-section",
+		Text: "what the seed removes: cpu-lock-broadcast takes qemu_cpu_list_lock exactly twice per exclusive section in every execution, " +
+			"where upstream's vCPUs also take it in cpu_exec_start/cpu_exec_end's slow paths",
+		Metric: "list-lock-acquisitions",
+		A:      "cpu-lock-broadcast",
+		B:      "upstream",
+		Params: model.Params{"tbs": 1, "run-on-cpu": 0},
+		Holds:  perSection(1, func(a, b perSectionSummary) bool { return a.min == 2 && a.max == 2 && b.mean > a.mean }),
+	},
+}
+
+// perSectionSummary is a metric's summary divided by the number of
+// exclusive sections, which every complete execution has the same of (one
+// per safe work item).
+type perSectionSummary struct{ min, max, mean float64 }
+
+func perSection(sections int, rel func(a, b perSectionSummary) bool) func(a, b model.MetricSummary) (bool, string) {
+	return func(a, b model.MetricSummary) (bool, string) {
+		n := float64(sections)
+		pa := perSectionSummary{float64(a.Min) / n, float64(a.Max) / n, a.Mean / n}
+		pb := perSectionSummary{float64(b.Min) / n, float64(b.Max) / n, b.Mean / n}
+		found := fmt.Sprintf("per section: A min %.3g max %.3g mean %.3f, B min %.3g max %.3g mean %.3f",
+			pa.min, pa.max, pa.mean, pb.min, pb.max, pb.mean)
+		if a.Executions == 0 || b.Executions == 0 {
+			return false, "no complete execution measured: " + found
+		}
+		return rel(pa, pb), found
+	}
+}
