@@ -3,6 +3,7 @@ package pvflush
 import (
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -44,7 +45,11 @@ func TestMatrix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := exploreWith(t, m, explorer.Options{Workers: 2})
+				opts := explorer.Options{Workers: 2}
+				if _, sym := m.(model.Symmetric); sym && slices.Contains(c.Options, "symmetry") {
+					opts.Symmetry = true
+				}
+				r := exploreWith(t, m, opts)
 				found := model.ExpectOK
 				if r.Violation != nil {
 					found = r.Violation.Property
