@@ -14,9 +14,9 @@ import "github.com/protocheck/protocheck/model"
 //   - the observer freed, written by vCPU0's return step and read by every
 //     use of a translation (the stale-tlb assertion);
 //   - vCPU0's control state (phase, cur, mask), which decides the
-//     wait-steps metric of every step (vCPU0 waits for tg[cur], which is
-//     scheduled out), and tg[cur].ipi, which vCPU0's send-ipi step sets to
-//     pending (a new alternative of vCPU cur) and its wait step resets;
+//     wait-steps metric of every step (vCPU0 waits for vCPU cur, which is
+//     scheduled out), and vCPU cur's ipi, which vCPU0's send-ipi step sets
+//     to pending (a new alternative of vCPU cur) and its wait step resets;
 //   - the alternative numbering: a target's step draws among the list
 //     actions builds from its own record and from s.preempt > 0 (the
 //     preemption is always the last alternative).
@@ -38,10 +38,10 @@ import "github.com/protocheck/protocheck/model"
 //   - send-ipi to cur: not with a step of cur (its alternatives change);
 //     with another target only when it is not the last send (the last one
 //     starts the wait, which can switch wait-steps on).
-//   - wait-ack (enabled only once tg[cur] acked, so wait-steps is 0 at
+//   - wait-ack (enabled only once vCPU cur acked, so wait-steps is 0 at
 //     s): only when it is the last wait (it leads to return); a wait that
 //     moves on to the next target can switch wait-steps on. Resetting
-//     tg[cur].ipi from acked to none changes none of cur's alternatives.
+//     cur's ipi from acked to none changes none of cur's alternatives.
 //   - return: not with a step that uses a translation (a guest access, or
 //     the completion of an emulated one), whose stale-tlb outcome depends
 //     on freed.

@@ -22,7 +22,7 @@ var Protocol = &model.Protocol{
 		{Name: "preemptions", Default: 2, Min: 0, Max: 8,
 			Description: "host preemptions (kvm_sched_out) of vCPUs, in total"},
 		{Name: "accesses", Default: 2, Min: 0, Max: 6,
-			Description: "accesses per vCPU (through the TLB, emulated by KVM, or get_user_pages_fast in the walker variants); initiators access only the other initiator's page"},
+			Description: "accesses per vCPU (through the TLB, emulated by KVM, or get_user_pages_fast in the walker variants); an initiator accesses only the other initiator's page, through the TLB"},
 		{Name: "memory", Default: 0, Min: 0, Max: 1,
 			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-vCPU store buffers; commits are steps of a \"store buffers\" thread)"},
 		{Name: "pte-clear", Default: 0, Min: 0, Max: 2,

@@ -50,7 +50,7 @@ import (
 // (stale-tlb depends only on the frame used and freed) and the same
 // events; (2) vCPU0's steps touch only cur and the flushmask members,
 // which π fixes, and the global words; the wait-steps metric looks at
-// tg[cur] only, and cur is never free; (3) F only grows along every
+// vCPU cur only, and cur is never free; (3) F only grows along every
 // transition (the loop moves cur forward and only adds to the flushmask
 // targets at or after cur; sending keeps the mask; a wait removes a
 // target; return ends the last round), so π keeps permuting only free
