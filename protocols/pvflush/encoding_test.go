@@ -48,7 +48,11 @@ func TestKeySize(t *testing.T) {
 		{model.Params{"initiators": 2}, 6 + 15}, // two ptes, tlb_gen, three bytes; 10+2*19+3*24 bits
 	} {
 		m := instantiate(t, "fixed", c.p)
-		for i, s := range reachableStates(instantiate(t, "fixed", with(c.p, "accesses", 1, "preemptions", 1))) {
+		small := with(c.p, "accesses", 1, "preemptions", 1)
+		if c.p["initiators"] == 2 {
+			small["accesses"] = 0
+		}
+		for i, s := range reachableStates(instantiate(t, "fixed", small)) {
 			if n := len(s.AppendKey(nil)); n != c.want {
 				t.Fatalf("%v: state %d has a key of %d bytes, want %d", c.p, i, n, c.want)
 			}

@@ -79,7 +79,7 @@ func TestIndependenceDiamonds(t *testing.T) {
 		params   model.Params
 		variants []string
 	}{
-		{model.Params{"vcpus": 2, "flushes": 2}, analysed},
+		{model.Params{"vcpus": 2, "flushes": 2, "accesses": 1}, analysed},
 		{nil, []string{"fixed", "native", "host-copy", "early-entry"}},
 		{model.Params{"flushes": 2, "accesses": 1}, []string{"ignore-cmpxchg"}},
 		{model.Params{"vcpus": 4, "accesses": 1, "preemptions": 1}, []string{"host-copy"}},

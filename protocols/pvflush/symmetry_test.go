@@ -253,10 +253,10 @@ func TestSwapIsABisimulation(t *testing.T) {
 		variant string
 		p       model.Params
 	}{
-		{"fixed", model.Params{"initiators": 2, "vcpus": 2}},
+		{"fixed", model.Params{"initiators": 2, "vcpus": 2, "accesses": 1}},
 		{"posted", model.Params{"initiators": 2, "vcpus": 2}},
 		{"fixed", model.Params{"initiators": 2, "vcpus": 3, "accesses": 0, "preemptions": 1}},
-		{"host-copy", model.Params{"initiators": 2, "vcpus": 2, "host": 1}},
+		{"host-copy", model.Params{"initiators": 2, "vcpus": 2, "host": 1, "accesses": 1}},
 	} {
 		m := instantiate(t, c.variant, c.p)
 		x := newExec(m)
