@@ -25,9 +25,9 @@ type graph struct {
 	to    column[int32]
 	did   column[uint32]
 	ch    column[uint16]
-	dvec    []int64           // interned delta vectors; vector 0 is all zeros
-	dids    map[string]uint32 // vector bytes -> id
-	buf     []byte
+	dvec  []int64           // interned delta vectors; vector 0 is all zeros
+	dids  map[string]uint32 // vector bytes -> id
+	buf   []byte
 }
 
 func (g *graph) add(to int32, counts []int64, ch uint16) {
