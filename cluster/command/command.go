@@ -114,6 +114,22 @@ var notOnCluster = map[string]string{
 	"fingerprint": "a cluster search always stores 64-bit fingerprints (and prints the collision estimates)",
 }
 
+// dfsOnly are explore's flags for dfs, which does not run on a cluster.
+var dfsOnly = map[string]bool{"no-reduction": true, "preemptions": true}
+
+// clusterUsage is the help of the flags whose meaning on a cluster is not
+// exactly explore's.
+var clusterUsage = map[string]string{
+	"strategy":   "bfs (exhaustive, shortest trace), random or random-threads (seeded walks), or pct (probabilistic concurrency testing, --depth)",
+	"max-states": "bfs: stop with verdict bounded after the level at which the distinct states exceed this (default: no bound)",
+	"progress":   "progress on stderr, one line per bfs level or batch of walks: text, json (one object per line) or none",
+	"time-limit": "stop with verdict bounded after this long, abandoning the pipeline under way (e.g. 10m; 0: no limit)",
+	"endpoint":   "the job server, HOST:PORT (with --runner prism, none: a Prism server in this process)",
+	"symmetry":   "bfs: identify states up to permutations of interchangeable threads (the model must support it)",
+	"runs":       "random, random-threads, pct: number of walks (default 1000)",
+	"seed":       "random, random-threads, pct: seed of the first walk",
+}
+
 func newFlags(stdout io.Writer) *flags {
 	f := &flags{}
 	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
@@ -145,12 +161,22 @@ func newFlags(stdout io.Writer) *flags {
 		own := flag.NewFlagSet("explore", flag.ContinueOnError)
 		own.SetOutput(stdout)
 		fs.VisitAll(func(g *flag.Flag) {
-			if !slices.Contains(f.beamFlags, g.Name) || g.Name == "endpoint" {
+			switch {
+			case notOnCluster[g.Name] != "" || dfsOnly[g.Name]:
+			case clusterUsage[g.Name] != "":
+				own.Var(g.Value, g.Name, clusterUsage[g.Name])
+			case !slices.Contains(f.beamFlags, g.Name):
 				own.Var(g.Value, g.Name, g.Usage)
 			}
 		})
 		own.PrintDefaults()
-		fmt.Fprintf(stdout, "\nBeam's pipeline options, passed to the runner (see Beam's documentation):\n  --%s\n", strings.Join(f.beamFlags, " --"))
+		var beam []string
+		for _, n := range f.beamFlags {
+			if clusterUsage[n] == "" {
+				beam = append(beam, n)
+			}
+		}
+		fmt.Fprintf(stdout, "\nBeam's pipeline options, passed to the runner (see Beam's documentation):\n  --%s\n", strings.Join(beam, " --"))
 	}
 	f.fs = fs
 	return f
