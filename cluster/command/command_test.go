@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -70,14 +69,7 @@ func TestSameDocumentAsCheck(t *testing.T) {
 	} {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
 			code, out, stderr := cluster(t, args...)
-			checkArgs := args
-			if slices.Contains(args, "--symmetry") {
-				// check keeps such levels in a temporary file by default,
-				// which its bfs fails to read back at level 0 (it panics):
-				// keep them in memory.
-				checkArgs = append(slices.Clone(args), "--spill-dir", "none")
-			}
-			wantCode, wantOut, _ := check(t, checkArgs...)
+			wantCode, wantOut, _ := check(t, args...)
 			if code != wantCode {
 				t.Fatalf("exit %d, check exits %d\n%s", code, wantCode, stderr)
 			}
