@@ -243,7 +243,7 @@ func (d *driver) run(ctx context.Context) error {
 			return nil
 		}
 		if cut, inclusive, ok := sum.cutoff(); ok {
-			return d.stop(ctx, sum, level, cut, inclusive)
+			return d.stop(ctx, sum, level, t0, cut, inclusive)
 		}
 		r.Stats.States += sum.NewStates
 		r.Stats.Transitions += sum.Transitions
@@ -365,8 +365,9 @@ func (d *driver) cleanup(ctx context.Context) {
 // transitions and new states before the cutoff), the verdict and the
 // schedule those of the first deadlock in bfs order, else of the first
 // violating transition.
-func (d *driver) stop(ctx context.Context, sum *Summary, level int, cut []byte, inclusive bool) error {
+func (d *driver) stop(ctx context.Context, sum *Summary, level int, t0 time.Time, cut []byte, inclusive bool) error {
 	r := d.r
+	lv := Level{Depth: level, Expanded: sum.Expanded, Partitions: len(d.runs)}
 	if len(sum.Spills) > 0 {
 		before, err := d.cut(ctx, sum, level, cut)
 		if err != nil {
@@ -375,6 +376,7 @@ func (d *driver) stop(ctx context.Context, sum *Summary, level int, cut []byte, 
 		r.Stats.States += before.NewStates
 		r.Stats.Transitions += before.Transitions
 		d.metrics = addCounts(d.metrics, before.Metrics)
+		lv.NewStates, lv.Transitions = before.NewStates, before.Transitions
 	}
 	if inclusive {
 		r.Stats.Transitions++
@@ -390,7 +392,12 @@ func (d *driver) stop(ctx context.Context, sum *Summary, level int, cut []byte, 
 	}
 	r.Verdict, r.Violation, r.Schedule = explorer.Violation, found.Violation, sched
 	r.Stats.Depth = max(level, len(sched))
-	d.out.Levels = append(d.out.Levels, Level{Depth: level, Expanded: sum.Expanded, Transitions: sum.Successors, Partitions: len(d.runs)})
+	if inclusive {
+		lv.Transitions++
+	}
+	lv.Elapsed = time.Since(t0)
+	d.out.Levels = append(d.out.Levels, lv)
+	d.progress(lv)
 	return nil
 }
 
