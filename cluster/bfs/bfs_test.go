@@ -96,6 +96,8 @@ var cases = []struct {
 	{"cputlb", "non-synced", nil, false},
 	{"e500mc", "per-lpid", model.Params{"loads": 2, "ops": 1}, true},
 	{"e500mc", "oldpir-zero", model.Params{"loads": 2}, false},
+	{"batchunmap", "generation", nil, true},
+	{"batchunmap", "no-flush-dirty", nil, false},
 }
 
 // The pipeline computes what the local bfs computes: the same states,

@@ -63,7 +63,11 @@ func TestSameDocumentAsCheck(t *testing.T) {
 		{"explore", "pvflush/posted", "--json"},
 		{"explore", "exclusive/upstream", "--json"},
 		{"explore", "exclusive/cpu-lock", "vcpus=2", "--json"},
+		{"explore", "cputlb/synced", "--json"},
+		{"explore", "cputlb/non-synced", "--json"},
 		{"explore", "e500mc/per-lpid", "loads=2", "ops=1", "--symmetry", "--json"},
+		{"explore", "batchunmap/generation", "--json"},
+		{"explore", "batchunmap/no-flush-dirty", "--json"},
 		{"explore", "exclusive/cpu-lock", "vcpus=2", "--strategy", "random", "--seed", "1", "--max-steps", "200", "--json"},
 		{"explore", "pvflush/fixed", "--strategy", "pct", "--runs", "200", "--json"},
 	} {

@@ -9,10 +9,7 @@ import (
 	"fmt"
 
 	"github.com/protocheck/protocheck/model"
-	"github.com/protocheck/protocheck/protocols/cputlb"
-	"github.com/protocheck/protocheck/protocols/e500mc"
-	"github.com/protocheck/protocheck/protocols/exclusive"
-	"github.com/protocheck/protocheck/protocols/pvflush"
+	"github.com/protocheck/protocheck/protocols"
 )
 
 // A Target is one variant of a protocol at resolved parameters (every
@@ -24,11 +21,9 @@ type Target struct {
 	Params   model.Params
 }
 
-// Protocols returns the protocols a target may name, in the order the
-// check command lists them.
-func Protocols() []*model.Protocol {
-	return []*model.Protocol{pvflush.Protocol, exclusive.Protocol, cputlb.Protocol, e500mc.Protocol}
-}
+// Protocols returns the protocols a target may name: the check command's
+// registry, in its order, so that a protocol added there runs here too.
+func Protocols() []*model.Protocol { return protocols.All() }
 
 // Lookup returns the named protocol.
 func Lookup(name string) (*model.Protocol, error) {
