@@ -113,7 +113,9 @@ var Protocol = &model.Protocol{
 		{Name: "commit", Default: 1, Min: 0, Max: 1,
 			Description: "memory transactions committed by the main loop (tcg_commit: tlb_flush of every vCPU); 0: no main-loop thread"},
 	},
-	New: newMachine,
+	New:    newMachine,
+	Matrix: matrix,
+	Claims: claims,
 }
 
 func variantList() []model.Variant {
