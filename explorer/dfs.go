@@ -80,6 +80,7 @@ func dfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	r := &Result{}
 	st := newStepper(m)
 	vis := newVisited(opts.Fingerprint, true)
+	defer vis.release()
 	nm := len(st.props.Metrics)
 	totals := make([]int64, nm)
 	ind, por := m.(model.Independence)

@@ -86,8 +86,8 @@ func (p *progress) limit(states int) (string, Verdict) {
 }
 
 // memory is what the Go runtime has mapped and not returned to the
-// system: an upper bound of the process's resident memory, read without
-// stopping the world.
+// system, plus what the explorer holds outside the heap: an upper bound
+// of the process's resident memory, read without stopping the world.
 func (p *progress) memory() int64 {
 	if p.sample == nil {
 		p.sample = []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
@@ -100,6 +100,7 @@ func (p *progress) memory() int64 {
 	if p.sample[1].Value.Kind() == metrics.KindUint64 {
 		used -= int64(p.sample[1].Value.Uint64())
 	}
+	used += mapped.Load() // the visited table's shards outside the heap
 	p.peak = max(p.peak, used)
 	return used
 }

@@ -215,6 +215,7 @@ func walks(m model.Machine, opts Options, p *progress, bound string, newPick fun
 	r := &Result{}
 	w := newWalker(m)
 	w.seen = newVisited(false, false)
+	defer w.seen.release()
 	es := newExecStats(len(w.st.props.Metrics))
 	cut := 0
 	for i := 0; i < opts.Runs; i++ {

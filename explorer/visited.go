@@ -7,13 +7,15 @@ import (
 )
 
 // visited is the set of states an exhaustive search has stored, mapping
-// each to its index (0, 1, 2, ... in insertion order). It is an
-// open-addressing hash table with linear probing over one of two stores:
+// each to its index (0, 1, 2, ... in insertion order). It is a hash table
+// with linear probing, split by the top bits of the hash into shards that
+// grow one at a time (so that growing never needs the old and the new
+// copy of the whole table at once), over one of two stores:
 //
 //   - exact: every key is copied once into an arena of byte chunks and
 //     located by a packed uint64 per state (a column); a slot holds the low
 //     32 bits of the key's hash and the state's index, so that a lookup
-//     compares bytes only on a hash match and growing the table re-homes
+//     compares bytes only on a hash match and growing a shard re-homes
 //     slots without touching a key;
 //   - fingerprint: a slot holds the key's 64-bit hash and nothing else (8
 //     bytes a slot); two states with the same fingerprint are taken to be
@@ -22,23 +24,37 @@ import (
 //     search needs them (keepIdx: the state graph, dfs's sleep sets).
 //
 // Nothing is allocated per state and nothing holds a pointer the garbage
-// collector must scan. Arena chunks never move once allocated, so workers
-// may read the keys of earlier states (keyView) while the merging
-// goroutine inserts more.
+// collector must scan; large shards live outside the Go heap (allocWords)
+// and are returned to the system as soon as they are replaced, and all of
+// them by release. Arena chunks never move once allocated, so workers may
+// read the keys of earlier states (keyView) while the merging goroutine
+// inserts more.
 type visited struct {
 	fp      bool
 	keepIdx bool
-	slots   []uint64
-	vals    []int32 // fingerprint with keepIdx: index per slot
-	mask    uint64
+	shards  [nShards]shard
 	n       int
 	sink    uint64 // keeps touch's loads from being optimized away
 	// exact store
-	chunks [][]byte
+	chunks [][]byte       // full length from the start: a chunk's header is never rewritten
+	fill   int            // bytes used in the last chunk
 	locs   column[uint64] // per index: chunk<<40 | offset<<18 | length
 }
 
+// A shard is one part of the table: the keys whose hash has its index in
+// the top shardBits bits.
+type shard struct {
+	slots   []uint64 // exact: tag<<32 | index+1; fingerprint: the fingerprint (never 0), placed by its low bits
+	vals    []int32  // fingerprint with keepIdx: index per slot
+	mask    uint64
+	n       int
+	offHeap bool
+}
+
 const (
+	shardBits = 6
+	nShards   = 1 << shardBits
+
 	chunkBits = 22 // arena chunks grow to 4 MiB
 	chunkSize = 1 << chunkBits
 	maxKeyLen = 1<<18 - 1
@@ -46,16 +62,36 @@ const (
 
 func newVisited(fingerprint, keepIdx bool) *visited {
 	v := &visited{fp: fingerprint, keepIdx: keepIdx}
-	v.alloc(1 << 10)
+	for i := range v.shards {
+		v.alloc(&v.shards[i], 16)
+	}
 	return v
 }
 
-func (v *visited) alloc(size int) {
-	v.slots = make([]uint64, size)
+func (v *visited) alloc(s *shard, size int) {
+	s.slots, s.offHeap = allocWords(size)
 	if v.fp && v.keepIdx {
-		v.vals = make([]int32, size)
+		s.vals = make([]int32, size)
 	}
-	v.mask = uint64(size - 1)
+	s.mask = uint64(size - 1)
+}
+
+// release returns the table's memory to the system; the set is unusable
+// afterwards.
+func (v *visited) release() {
+	for i := range v.shards {
+		s := &v.shards[i]
+		freeWords(s.slots, s.offHeap)
+		s.slots, s.vals = nil, nil
+	}
+}
+
+func shardOf(h uint64) int { return int(h >> (64 - shardBits)) }
+
+// A pos is where find looked a key up: the shard and the slot.
+type pos struct {
+	shard int
+	slot  uint64
 }
 
 // key returns the stored key of index i (exact mode).
@@ -81,32 +117,38 @@ func (k keyView) key(i int) []byte { return keyAt(k.chunks, k.locs.at(i)) }
 
 // find looks key (with hash h) up. It returns the index and true when the
 // key is stored (the index is -1 in fingerprint mode without keepIdx),
-// and otherwise the slot where insert must put it.
-func (v *visited) find(key []byte, h uint64) (slot uint64, idx int32, ok bool) {
+// and otherwise the position where insert must put it.
+func (v *visited) find(key []byte, h uint64) (p pos, idx int32, ok bool) {
+	p.shard = shardOf(h)
+	s := &v.shards[p.shard]
 	if v.fp {
 		f := fingerprint(h)
-		for i := f & v.mask; ; i = (i + 1) & v.mask {
-			switch v.slots[i] {
+		for i := f & s.mask; ; i = (i + 1) & s.mask {
+			switch s.slots[i] {
 			case 0:
-				return i, 0, false
+				p.slot = i
+				return p, 0, false
 			case f:
+				p.slot = i
 				if v.keepIdx {
-					return i, v.vals[i], true
+					return p, s.vals[i], true
 				}
-				return i, -1, true
+				return p, -1, true
 			}
 		}
 	}
 	tag := uint64(uint32(h))
-	for i := h & v.mask; ; i = (i + 1) & v.mask {
-		s := v.slots[i]
-		if s == 0 {
-			return i, 0, false
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
+		x := s.slots[i]
+		if x == 0 {
+			p.slot = i
+			return p, 0, false
 		}
-		if s>>32 == tag {
-			j := int32(uint32(s) - 1)
+		if x>>32 == tag {
+			j := int32(uint32(x) - 1)
 			if string(v.key(j)) == string(key) {
-				return i, j, true
+				p.slot = i
+				return p, j, true
 			}
 		}
 	}
@@ -119,28 +161,31 @@ func (v *visited) find(key []byte, h uint64) (slot uint64, idx int32, ok bool) {
 func (v *visited) touch(succs []succRec) {
 	var sink uint64
 	for i := range succs {
-		sink += v.slots[succs[i].h&v.mask]
+		h := succs[i].h
+		s := &v.shards[shardOf(h)]
+		sink += s.slots[h&s.mask]
 	}
 	v.sink = sink
 }
 
-// insert stores key under index idx at the slot find returned.
-func (v *visited) insert(slot uint64, key []byte, h uint64, idx int32) {
+// insert stores key under index idx at the position find returned.
+func (v *visited) insert(p pos, key []byte, h uint64, idx int32) {
+	s := &v.shards[p.shard]
 	if v.fp {
-		v.slots[slot] = fingerprint(h)
+		s.slots[p.slot] = fingerprint(h)
 		if v.keepIdx {
-			v.vals[slot] = idx
+			s.vals[p.slot] = idx
 		}
 	} else {
 		if int(idx) != v.locs.len() {
 			panic(fmt.Sprintf("explorer: visited index %d out of order (%d stored)", idx, v.locs.len()))
 		}
 		v.locs.append(v.store(key))
-		v.slots[slot] = uint64(uint32(h))<<32 | uint64(uint32(idx)+1)
+		s.slots[p.slot] = uint64(uint32(h))<<32 | uint64(uint32(idx)+1)
 	}
 	v.n++
-	if uint64(v.n)*4 > (v.mask+1)*3 {
-		v.grow()
+	if s.n++; uint64(s.n)*4 > (s.mask+1)*3 {
+		v.grow(s)
 	}
 }
 
@@ -152,40 +197,44 @@ func (v *visited) store(key []byte) uint64 {
 		panic(fmt.Sprintf("explorer: state key of %d bytes is longer than the %d the visited set supports", len(key), maxKeyLen))
 	}
 	last := len(v.chunks) - 1
-	if last < 0 || len(v.chunks[last])+len(key) > cap(v.chunks[last]) {
+	if last < 0 || v.fill+len(key) > len(v.chunks[last]) {
 		size := chunkSize
 		if last < 6 {
 			size = 1 << (16 + last + 1) // 64 KiB, 128 KiB, ... up to 4 MiB
 		}
-		v.chunks = append(v.chunks, make([]byte, 0, size))
+		v.chunks = append(v.chunks, make([]byte, size))
 		last++
+		v.fill = 0
 	}
-	c := v.chunks[last]
-	off := len(c)
-	v.chunks[last] = append(c, key...)
+	// Only bytes past every stored key are written, and no slice header
+	// that a keyView holds: workers read earlier keys while this runs.
+	off := v.fill
+	v.fill += copy(v.chunks[last][off:], key)
 	return uint64(last)<<40 | uint64(off)<<18 | uint64(len(key))
 }
 
-func (v *visited) grow() {
-	old, oldVals := v.slots, v.vals
-	v.alloc(2 * len(old))
-	for i, s := range old {
-		if s == 0 {
+// grow doubles shard s, re-homing its slots, and frees the old slots.
+func (v *visited) grow(s *shard) {
+	old, oldVals, oldOff := s.slots, s.vals, s.offHeap
+	v.alloc(s, 2*len(old))
+	for i, x := range old {
+		if x == 0 {
 			continue
 		}
-		h := s // fingerprint
+		h := x // fingerprint
 		if !v.fp {
-			h = s >> 32 // the low 32 bits of the key's hash
+			h = x >> 32 // the low 32 bits of the key's hash
 		}
-		j := h & v.mask
-		for v.slots[j] != 0 {
-			j = (j + 1) & v.mask
+		j := h & s.mask
+		for s.slots[j] != 0 {
+			j = (j + 1) & s.mask
 		}
-		v.slots[j] = s
-		if v.vals != nil {
-			v.vals[j] = oldVals[i]
+		s.slots[j] = x
+		if s.vals != nil {
+			s.vals[j] = oldVals[i]
 		}
 	}
+	freeWords(old, oldOff)
 }
 
 // fingerprint maps a hash to a non-zero fingerprint (0 marks an empty
@@ -199,7 +248,10 @@ func fingerprint(h uint64) uint64 {
 
 // bytes is the memory the set holds.
 func (v *visited) bytes() int64 {
-	b := int64(cap(v.slots))*8 + int64(cap(v.vals))*4 + v.locs.bytes(8)
+	b := v.locs.bytes(8)
+	for i := range v.shards {
+		b += int64(cap(v.shards[i].slots))*8 + int64(cap(v.shards[i].vals))*4
+	}
 	for _, c := range v.chunks {
 		b += int64(cap(c))
 	}
@@ -207,22 +259,30 @@ func (v *visited) bytes() int64 {
 }
 
 // fingerprintStats fills the collision estimates of a fingerprint run.
-// It sorts the table in place (a copy would double the memory of the
+// It sorts the shards in place (a copy would double the memory of the
 // largest runs at their very end), so the set is unusable afterwards.
+// The shards split the fingerprints by their top bits, so the shards in
+// order, each sorted, are all the fingerprints sorted.
 func fingerprintStats(s *Stats, v *visited) {
 	n := float64(v.n)
 	m := float64(s.Transitions + 1)
 	s.FingerprintCollision = n * math.Max(m-n, 0) / math.Exp2(64)
-	fps := v.slots
-	slices.Sort(fps)
 	var gap uint64 = math.MaxUint64
-	for i := 1; i < len(fps); i++ {
-		if fps[i-1] != 0 {
-			gap = min(gap, fps[i]-fps[i-1])
+	var prev uint64
+	for i := range v.shards {
+		fps := v.shards[i].slots
+		slices.Sort(fps)
+		for _, f := range fps {
+			if f == 0 {
+				continue
+			}
+			if prev != 0 {
+				gap = min(gap, f-prev)
+			}
+			prev = f
 		}
 	}
 	if v.n > 1 {
 		s.FingerprintCollisionObserved = 1 / float64(gap)
 	}
-	v.slots, v.vals = nil, nil
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// Size limits: the state uses fixed arrays of these sizes.
+// Size limits: the parameters' maxima, which size the config's tables.
 const (
 	maxPages = 6
 	maxMMs   = 3
@@ -48,6 +48,14 @@ type config struct {
 	userAddrs [maxUsers][]int
 	sysAddrs  []int // the va of each mprotect call
 	initMask  [maxMMs]uint8
+
+	// Names, made once: a step names the objects it touches without
+	// formatting them.
+	memNames []string         // the words of the memory layer
+	ptlName  [maxPages]string // "PTL0"...
+	tlbName  [maxCPUs]string  // "tlb[cpu0]"...
+	pageName [maxPages]string // "page0"...
+	userName [maxUsers]string // "user0 on CPU2"...
 }
 
 // Memory layout: one PTE per va, then tlb_flush_batched and mm_cpumask per mm.
@@ -56,6 +64,10 @@ func (c *config) batchedAddr(mm int) model.Addr { return model.Addr(c.pages + mm
 func (c *config) maskAddr(mm int) model.Addr    { return model.Addr(c.pages + c.mms + mm) }
 
 func (c *config) ptlOf(va int) int { return va % c.ptls }
+
+// tlbAt is the index of CPU cpu's entry for va in state.tlb (cpu >= 1).
+func (c *config) tlbAt(cpu, va int) int { return (cpu-1)*c.pages + va }
+
 func (c *config) cpuOf(user int) int {
 	return 2 + user
 }
@@ -169,5 +181,24 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 		c.tAlloc = len(c.names)
 		c.names = append(c.names, "allocator")
 	}
-	return &machine{c: c}, nil
+	for va := 0; va < c.pages; va++ {
+		c.memNames = append(c.memNames, fmt.Sprintf("pte[%d]", va))
+	}
+	for mm := 0; mm < c.mms; mm++ {
+		c.memNames = append(c.memNames, c.mmName(mm)+"tlb_flush_batched")
+	}
+	for mm := 0; mm < c.mms; mm++ {
+		c.memNames = append(c.memNames, c.mmName(mm)+"mm_cpumask")
+	}
+	for i := range c.ptlName {
+		c.ptlName[i] = fmt.Sprintf("PTL%d", i)
+		c.pageName[i] = fmt.Sprintf("page%d", i)
+	}
+	for u := 0; u < c.users; u++ {
+		c.userName[u] = fmt.Sprintf("user%d on CPU%d", u, c.cpuOf(u))
+	}
+	for cpu := range c.tlbName {
+		c.tlbName[cpu] = fmt.Sprintf("tlb[cpu%d]", cpu)
+	}
+	return newModel(c), nil
 }

@@ -256,7 +256,7 @@ func (k *kernel) cause() string {
 	k.obs.mu.Lock()
 	n := k.obs.note
 	k.obs.mu.Unlock()
-	return (&state{c: k.c, note: n}).cause()
+	return k.c.cause(n)
 }
 
 // setNote records the first loss of a pending flush.

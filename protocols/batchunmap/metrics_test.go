@@ -41,8 +41,8 @@ func TestRemoteFlushesPerPage(t *testing.T) {
 		{model.Params{"syscalls": 0}, 2, 0.596470},
 		{nil, 2, 1.631182},
 	} {
-		ri, _ := explore(t, Immediate, c.p, explorer.Options{})
-		rg, _ := explore(t, Generation, c.p, explorer.Options{})
+		ri, _ := explore(t, Immediate, c.p, explorer.Options{Metrics: true})
+		rg, _ := explore(t, Generation, c.p, explorer.Options{Metrics: true})
 		im, gen := perPage(t, ri, "remote-flushes"), perPage(t, rg, "remote-flushes")
 		t.Logf("%v: remote flushes per unmapped page: immediate %.4f, generation %.4f (generation flush rounds %.3f, drains %.3f per execution)",
 			c.p, im, gen, metric(t, rg, "flush-rounds").Mean, metric(t, rg, "drain-flushes").Mean)
@@ -68,8 +68,8 @@ func TestStickyMaskTargetsGrow(t *testing.T) {
 		{3, 4, 9}, // + mm2 = {4}: {1,2}, {1,2,3}, {1,2,3,4}
 	} {
 		p := model.Params{"mms": c.mms, "pages": c.mms, "ptls": c.mms, "batch": 1, "syscalls": 0}
-		rg, _ := explore(t, Generation, p, explorer.Options{})
-		rs, _ := explore(t, RiscvStickyMask, p, explorer.Options{})
+		rg, _ := explore(t, Generation, p, explorer.Options{Metrics: true})
+		rs, _ := explore(t, RiscvStickyMask, p, explorer.Options{Metrics: true})
 		if rg.Verdict != explorer.OK || rs.Verdict != explorer.OK {
 			t.Fatalf("mms=%d: generation %s, riscv-sticky-mask %s: want both ok", c.mms, rg, rs)
 		}

@@ -11,7 +11,7 @@ import (
 // harm. The bookkeeping properties below are invariants that fail earlier,
 // where the bookkeeping is lost; they are checked when the bookkeeping
 // parameter is 1.
-func (m *machine) Invariants() []model.Invariant {
+func (m *machine) invariants() []model.Invariant {
 	if !m.c.bookkeeping {
 		return nil
 	}
@@ -36,7 +36,7 @@ func checkFlushBeforeFree(st model.State) string {
 		case pgWriteback:
 			var h uint8
 			for cpu := 1; cpu < s.c.ncpu; cpu++ {
-				if e := s.tlb[cpu][p]; e&bWrite != 0 && e&bDirty != 0 {
+				if e := s.entry(cpu, p); e&bWrite != 0 && e&bDirty != 0 {
 					h |= 1 << uint(cpu)
 				}
 			}
@@ -71,8 +71,10 @@ func checkCounterSound(st model.State) string {
 
 // cause explains, from the first recorded loss, why a stale entry
 // survived.
-func (s *state) cause() string {
-	c, n := s.c, s.note
+func (s *state) cause() string { return s.c.cause(s.note) }
+
+// cause explains a violation from note n, the first recorded loss.
+func (c *config) cause(n note) string {
 	va := int(n.va)
 	switch n.kind {
 	case noteBoolCleared:

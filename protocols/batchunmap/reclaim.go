@@ -1,7 +1,6 @@
 package batchunmap
 
 import (
-	"fmt"
 	"math/bits"
 
 	"github.com/protocheck/protocheck/model"
@@ -15,19 +14,36 @@ import (
 // at once, so a page is freed in the pass that wrote it.
 func (s *state) stepReclaim(x *model.Exec) {
 	c, r := s.c, &s.r
+	if r.pc == rDone {
+		x.Done()
+		return
+	}
 	va := int(r.page)
 	mm := c.mmOf[va]
 	l := c.ptlOf(va)
-	lname := fmt.Sprintf("PTL%d", l)
+	lname := c.ptlName[l]
 	switch r.pc {
 	case rLock:
+		// A held PTL blocks the step; its label names the holder, as a
+		// deadlock report would.
+		if !s.ptl[l].Free() {
+			x.Block()
+			if x.Labelling() {
+				x.Labelf("%s (%s) to unmap va%d", lname, s.lockHolder(l), va)
+			}
+			return
+		}
 		x.Lock(&s.ptl[l], lname)
-		x.Labelf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va)
+		if x.Labelling() {
+			x.Labelf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va)
+		}
 		r.pc = rClear
 
 	case rClear:
 		r.pteval = uint8(x.Xchg(s.mem, c.pteAddr(va), 0))
-		x.Labelf("try_to_unmap_one: ptep_get_and_clear pte[%d] (%s)", va, describePTE(r.pteval))
+		if x.Labelling() {
+			x.Labelf("try_to_unmap_one: ptep_get_and_clear pte[%d] (%s)", va, describePTE(r.pteval))
+		}
 		s.page[va] = pgUnmapped
 		present := r.pteval&bPresent != 0
 		if present {
@@ -46,12 +62,16 @@ func (s *state) stepReclaim(x *model.Exec) {
 		mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
 		s.flushVA(x, va, mask)
 		round(x, cpuReclaim, mask)
-		x.Labelf("try_to_unmap_one: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+		if x.Labelling() {
+			x.Labelf("try_to_unmap_one: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+		}
 		r.pc = rUnlock
 
 	case rAddPending:
 		mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
-		x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: batch cpumask %s |= mm_cpumask %s; flush_required = true", cpus(r.mask), cpus(mask))
+		if x.Labelling() {
+			x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: batch cpumask %s |= mm_cpumask %s; flush_required = true", cpus(r.mask), cpus(mask))
+		}
 		r.mask |= mask
 		r.flushReq = true
 		switch {
@@ -67,7 +87,9 @@ func (s *state) stepReclaim(x *model.Exec) {
 
 	case rRead:
 		r.word = uint16(x.Load(s.mem, c.batchedAddr(mm)))
-		x.Labelf("set_tlb_ubc_flush_pending: atomic_read tlb_flush_batched = %s", c.describeWord(uint64(r.word)))
+		if x.Labelling() {
+			x.Labelf("set_tlb_ubc_flush_pending: atomic_read tlb_flush_batched = %s", c.describeWord(uint64(r.word)))
+		}
 		r.pc = rUpdate
 
 	case rUpdate:
@@ -76,13 +98,19 @@ func (s *state) stepReclaim(x *model.Exec) {
 			prev := x.CAS(s.mem, c.batchedAddr(mm), w, 1)
 			if prev != w {
 				r.word = uint16(prev)
-				x.Labelf("set_tlb_ubc_flush_pending: atomic_try_cmpxchg fails (now %s): retry", c.describeWord(prev))
+				if x.Labelling() {
+					x.Labelf("set_tlb_ubc_flush_pending: atomic_try_cmpxchg fails (now %s): retry", c.describeWord(prev))
+				}
 				return
 			}
-			x.Labelf("set_tlb_ubc_flush_pending: atomic_try_cmpxchg (pending %d > %d): reset to %s", c.pending(w), c.large(), c.describeWord(1))
+			if x.Labelling() {
+				x.Labelf("set_tlb_ubc_flush_pending: atomic_try_cmpxchg (pending %d > %d): reset to %s", c.pending(w), c.large(), c.describeWord(1))
+			}
 		} else {
 			now := x.FetchAdd(s.mem, c.batchedAddr(mm), 1) + 1
-			x.Labelf("set_tlb_ubc_flush_pending: atomic_inc tlb_flush_batched → %s", c.describeWord(now))
+			if x.Labelling() {
+				x.Labelf("set_tlb_ubc_flush_pending: atomic_inc tlb_flush_batched → %s", c.describeWord(now))
+			}
 			if !c.armed(now) && s.note.kind == noteNone {
 				s.note = note{kind: noteWrapped, va: uint8(va), word: uint16(now)}
 			}
@@ -96,33 +124,41 @@ func (s *state) stepReclaim(x *model.Exec) {
 
 	case rUnlock:
 		x.Unlock(&s.ptl[l], lname)
-		x.Labelf("try_to_unmap_one: spin_unlock %s", lname)
+		if x.Labelling() {
+			x.Label("try_to_unmap_one: spin_unlock " + lname)
+		}
 		r.pc = rPageout
 		if c.flushDirty && r.writable {
 			r.pc = rFlushDirty
 		}
 
 	case rFlushDirty:
-		x.Labelf("try_to_unmap_flush_dirty: writable: arch_tlbbatch_flush → CPUs %s", cpus(r.mask))
+		if x.Labelling() {
+			x.Label("try_to_unmap_flush_dirty: writable: arch_tlbbatch_flush → CPUs " + cpus(r.mask))
+		}
 		s.batchFlush(x)
 		r.pc = rPageout
 
 	case rPageout:
-		lbl := fmt.Sprintf("pageout: swap_writepage snapshots page %d (val=%d)", va, s.val[va])
-		x.Touch(fmt.Sprintf("page%d", va), false)
+		if x.Labelling() {
+			nested := ""
+			if c.nestedReset {
+				nested = "; bio allocation enters nested reclaim: init_tlb_ubc clears flush_required"
+			}
+			x.Labelf("pageout: swap_writepage snapshots page %d (val=%d)%s", va, s.val[va], nested)
+		}
+		x.Touch(c.pageName[va], false)
 		s.page[va] = pgWriteback
 		if r.writable && !c.flushDirty && s.note.kind == noteNone {
 			s.note = note{kind: noteDirtySkip, va: uint8(va)}
 		}
 		if c.nestedReset {
-			lbl += "; bio allocation enters nested reclaim: init_tlb_ubc clears flush_required"
 			// The last reset before the flush is the one that loses it.
 			if r.flushReq && (s.note.kind == noteNone || s.note.kind == noteNestedReset) {
 				s.note = note{kind: noteNestedReset, page: uint8(va)}
 			}
 			r.flushReq = false
 		}
-		x.Label(lbl)
 		r.queued |= 1 << uint(va)
 		switch {
 		case bits.OnesCount8(r.queued) < c.batch && va+1 < c.pages:
@@ -135,12 +171,16 @@ func (s *state) stepReclaim(x *model.Exec) {
 		}
 
 	case rFlush:
-		x.Labelf("try_to_unmap_flush: arch_tlbbatch_flush → CPUs %s", cpus(r.mask))
+		if x.Labelling() {
+			x.Label("try_to_unmap_flush: arch_tlbbatch_flush → CPUs " + cpus(r.mask))
+		}
 		s.batchFlush(x)
 		r.pc = rFree
 
 	case rFree:
-		x.Labelf("free_unref_folios: free %s", pageSet(r.queued))
+		if x.Labelling() {
+			x.Label("free_unref_folios: free " + pageSet(r.queued))
+		}
 		x.Touch("free lists", true)
 		for p := 0; p < c.pages; p++ {
 			if r.queued&(1<<uint(p)) != 0 {

@@ -46,16 +46,21 @@ func TestStaleWriteIsNotLinearizable(t *testing.T) {
 		t.Fatal("no counterexample")
 	}
 	var h model.History
-	x := model.NewExec(len(m.Metrics()))
+	props := m.Properties()
+	x := model.NewExec(len(props.Metrics))
+	x.SetModes(false, true)
 	s := m.Init()
 	for i, c := range r.Schedule {
-		x.Reset(c.Thread)
-		s = m.Step(s, c, x)
+		x.Reset(c.Thread, c.Alt)
+		m.Step(s, c.Thread, x)
+		if x.Outcome() != model.Stepped {
+			t.Fatalf("step %d (%v): %s", i+1, c, x.Outcome())
+		}
 		if err := h.Record(int64(i), x.Events()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	v := model.CheckHistory(m.Spec(), h.Operations())
+	v := model.CheckHistory(props.Spec, h.Operations())
 	if v == nil || v.Property != model.Linearizability {
 		t.Fatalf("got %v, want a linearizability violation", v)
 	}

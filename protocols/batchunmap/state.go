@@ -69,22 +69,28 @@ const (
 	sDone
 )
 
+// The fixed-size parts of the state put their 16-bit fields first, so
+// that they have no padding inside and the codec copies them together.
+
 type reclaimer struct {
-	pc       uint8
-	page     uint8  // the page being reclaimed
-	pteval   uint8  // what ptep_get_and_clear returned
 	word     uint16 // tlb_flush_batched as last read
-	flushReq bool   // tlb_ubc.flush_required
-	writable bool   // tlb_ubc.writable
-	mask     uint8  // tlb_ubc.arch.cpumask
-	queued   uint8  // pages in the free batch (bit per page)
+	pc       uint8
+	page     uint8 // the page being reclaimed
+	pteval   uint8 // what ptep_get_and_clear returned
+	flushReq bool  // tlb_ubc.flush_required
+	writable bool  // tlb_ubc.writable
+	mask     uint8 // tlb_ubc.arch.cpumask
+	queued   uint8 // pages in the free batch (bit per page)
 }
 
 type syscaller struct {
-	pc        uint8
-	op        uint8  // index of the current mprotect call
 	word      uint16 // tlb_flush_batched as read by the drain
+	pc        uint8
+	op        uint8 // index of the current mprotect call
 	needFlush bool
+	// returned observes the calls (va bit set: its mprotect has
+	// returned); it is outside the memory layer.
+	returned uint8
 }
 
 // Note kinds: the first place an execution lost a pending flush, kept so
@@ -100,59 +106,85 @@ const (
 )
 
 type note struct {
-	kind uint8
-	va   uint8  // the va whose flush was lost
-	ptl  uint8  // the lock the other thread held
 	word uint16 // the tlb_flush_batched value involved
-	page uint8  // nested reset: the page whose pageout reset it
+	kind uint8
+	va   uint8 // the va whose flush was lost
+	ptl  uint8 // the lock the other thread held
+	page uint8 // nested reset: the page whose pageout reset it
 }
 
+// vars is the state's data: plain values, encoded by codec (copied field
+// bytes, slices prefixed with their length). The parts sized by a
+// parameter are slices of that length, so that a state's key is as short
+// as its configuration allows, and the per-page and per-CPU bytes share
+// one slice (cells), so that encoding and decoding copy few pieces: a
+// state is decoded before every step the explorer runs.
+type vars struct {
+	mem   model.Mem
+	ptl   []model.Mutex // one per page-table lock
+	cells []uint8       // state.tlb, page, val and acc, in this order
+	note  note          // outside the memory layer, like s.returned
+	s     syscaller
+	r     reclaimer
+}
+
+var codec = model.MustCodec[vars]()
+
+// state is a machine's state: its data, views into its cells, and the
+// configuration that gives the data its meaning (sizes, names), shared by
+// every state of the machine and not part of the encoding.
 type state struct {
-	mem  model.Mem
-	ptl  [maxPages]model.Mutex
-	tlb  [maxCPUs][maxPages]uint8 // bits as in a PTE; 0 = no entry
-	page [maxPages]uint8
-	val  [maxPages]uint8 // page contents
-	r    reclaimer
-	s    syscaller
-	acc  [maxUsers]uint8 // accesses made by each user thread
-	// Observers, outside the memory layer.
-	returned uint8 // va bit set: its mprotect has returned
-	note     note
-	c        *config
+	vars
+	// tlb holds the TLBs of CPUs 1..ncpu-1, pages entries each: CPU cpu's
+	// entry for va is tlb[(cpu-1)*pages+va] (see config.tlbAt). CPU0 runs
+	// kswapd and caches no user translation.
+	tlb  []uint8 // bits as in a PTE; 0 = no entry
+	page []uint8 // per page: pgMapped...
+	val  []uint8 // page contents
+	acc  []uint8 // accesses made by each user thread
+	c    *config
 }
 
-func (s *state) Clone() model.State {
-	n := *s
-	n.mem = s.mem.Clone()
-	return &n
+// newState returns a state of c with every variable zero.
+func newState(c *config) *state {
+	s := &state{c: c}
+	s.mem = model.NewMem(c.memNames...)
+	s.ptl = make([]model.Mutex, c.ptls)
+	s.cells = make([]uint8, c.cells())
+	tlb := (c.ncpu - 1) * c.pages
+	s.tlb = s.cells[:tlb:tlb]
+	s.page = s.cells[tlb : tlb+c.pages : tlb+c.pages]
+	s.val = s.cells[tlb+c.pages : tlb+2*c.pages : tlb+2*c.pages]
+	s.acc = s.cells[tlb+2*c.pages:]
+	return s
 }
 
-func (s *state) AppendKey(b []byte) []byte {
+// cells is the length of state.cells.
+func (c *config) cells() int { return (c.ncpu-1)*c.pages + 2*c.pages + c.users }
+
+func (s *state) AppendKey(b []byte) []byte { return codec.Append(b, &s.vars) }
+
+// Decode copies into the slices newState made, so the views keep pointing
+// into cells: every encoding of this configuration has their lengths, and
+// an encoding with other lengths is not one of this machine's. A failed
+// decode may have replaced a slice (the codec makes a new one for a longer
+// encoded slice), so it leaves a new zero state, views included.
+func (s *state) Decode(b []byte) error {
+	err := codec.Decode(b, &s.vars)
 	c := s.c
-	b = s.mem.AppendKey(b)
-	for i := 0; i < c.ptls; i++ {
-		b = append(b, byte(s.ptl[i].Holder()+1))
+	if err == nil && (len(s.ptl) != c.ptls || len(s.cells) != c.cells()) {
+		err = fmt.Errorf("decode batchunmap state: the encoding is not of a machine with pages=%d ptls=%d users=%d", c.pages, c.ptls, c.users)
 	}
-	for cpu := 1; cpu < c.ncpu; cpu++ {
-		b = append(b, s.tlb[cpu][:c.pages]...)
+	if err != nil {
+		*s = *newState(c)
 	}
-	b = append(b, s.page[:c.pages]...)
-	b = append(b, s.val[:c.pages]...)
-	r := s.r
-	b = append(b, r.pc, r.page, r.pteval, byte(r.word), byte(r.word>>8), bit(r.flushReq), bit(r.writable), r.mask, r.queued)
-	b = append(b, s.s.pc, s.s.op, byte(s.s.word), byte(s.s.word>>8), bit(s.s.needFlush))
-	b = append(b, s.acc[:c.users]...)
-	n := s.note
-	return append(b, s.returned, n.kind, n.va, n.ptl, byte(n.word), byte(n.word>>8), n.page)
+	return err
 }
 
-func bit(v bool) byte {
-	if v {
-		return 1
-	}
-	return 0
-}
+// entry is CPU cpu's TLB entry for va (0: none).
+func (s *state) entry(cpu, va int) uint8 { return s.tlb[s.c.tlbAt(cpu, va)] }
+
+func (s *state) setEntry(cpu, va int, e uint8) { s.tlb[s.c.tlbAt(cpu, va)] = e }
 
 func (s *state) Vars() []model.Var {
 	c := s.c
@@ -173,7 +205,7 @@ func (s *state) Vars() []model.Var {
 	for cpu := 1; cpu < c.ncpu; cpu++ {
 		var parts []string
 		for va := 0; va < c.pages; va++ {
-			if e := s.tlb[cpu][va]; e != 0 {
+			if e := s.entry(cpu, va); e != 0 {
 				parts = append(parts, fmt.Sprintf("va%d:%s", va, describePTE(e)))
 			}
 		}
@@ -192,7 +224,7 @@ func (s *state) Vars() []model.Var {
 	for u := 0; u < c.users; u++ {
 		out = append(out, model.Var{Name: fmt.Sprintf("user%d.accesses", u), Value: fmt.Sprint(s.acc[u])})
 	}
-	return append(out, model.Var{Name: "mprotect_returned", Value: pageSet(s.returned)})
+	return append(out, model.Var{Name: "mprotect_returned", Value: pageSet(s.s.returned)})
 }
 
 func (s *state) lockHolder(i int) string {

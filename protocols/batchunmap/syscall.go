@@ -14,15 +14,31 @@ import (
 // reclaim only ever removes rights.
 func (s *state) stepSyscall(x *model.Exec) {
 	c, sc := s.c, &s.s
+	if sc.pc == sDone {
+		x.Done()
+		return
+	}
 	va := c.sysAddrs[sc.op]
 	mm := c.mmOf[va]
 	l := c.ptlOf(va)
-	lname := fmt.Sprintf("PTL%d", l)
+	lname := c.ptlName[l]
 	switch sc.pc {
 	case sLock:
-		x.Call(c.tSyscall, memIn{Op: opMprotect, VA: uint8(va)})
+		// A held PTL blocks the step before mprotect's call is recorded.
+		if !s.ptl[l].Free() {
+			x.Block()
+			if x.Labelling() {
+				x.Labelf("%s (%s) for mprotect", lname, s.lockHolder(l))
+			}
+			return
+		}
+		if x.Recording() {
+			x.Call(c.tSyscall, memIn{Op: opMprotect, VA: uint8(va)})
+		}
 		x.Lock(&s.ptl[l], lname)
-		x.Labelf("change_pte_range: spin_lock %s (mprotect va%d PROT_READ)", lname, va)
+		if x.Labelling() {
+			x.Labelf("change_pte_range: spin_lock %s (mprotect va%d PROT_READ)", lname, va)
+		}
 		sc.pc = sPTE
 		if c.drain {
 			sc.pc = sDrainRead
@@ -31,7 +47,9 @@ func (s *state) stepSyscall(x *model.Exec) {
 	case sDrainRead:
 		w := x.Load(s.mem, c.batchedAddr(mm))
 		sc.word = uint16(w)
-		x.Labelf("flush_tlb_batched_pending: atomic_read tlb_flush_batched = %s", c.describeWord(w))
+		if x.Labelling() {
+			x.Labelf("flush_tlb_batched_pending: atomic_read tlb_flush_batched = %s", c.describeWord(w))
+		}
 		sc.pc = sPTE
 		if c.armed(w) {
 			sc.pc = sDrainFlush
@@ -42,12 +60,14 @@ func (s *state) stepSyscall(x *model.Exec) {
 		s.flushMM(x, mm, mask)
 		round(x, cpuSyscall, mask)
 		x.Count(mDrain, 1)
-		why := "tlb_flush_batched true"
-		if !c.boolFlag {
-			w := uint64(sc.word)
-			why = fmt.Sprintf("pending %d != flushed %d", c.pending(w), c.flushed(w))
+		if x.Labelling() {
+			why := "tlb_flush_batched true"
+			if !c.boolFlag {
+				w := uint64(sc.word)
+				why = fmt.Sprintf("pending %d != flushed %d", c.pending(w), c.flushed(w))
+			}
+			x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s) → CPUs %s", why, cpus(mask))
 		}
-		x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s) → CPUs %s", why, cpus(mask))
 		sc.pc = sDrainClear
 
 	case sDrainClear:
@@ -59,10 +79,13 @@ func (s *state) stepSyscall(x *model.Exec) {
 			w := uint64(sc.word)
 			p := c.pending(w)
 			want := p | p<<c.shift()
-			if prev := x.CAS(s.mem, c.batchedAddr(mm), w, want); prev == w {
-				x.Labelf("flush_tlb_batched_pending: atomic_cmpxchg → %s", c.describeWord(want))
-			} else {
-				x.Labelf("flush_tlb_batched_pending: atomic_cmpxchg fails (now %s): a new deferral stays pending", c.describeWord(prev))
+			prev := x.CAS(s.mem, c.batchedAddr(mm), w, want)
+			if x.Labelling() {
+				if prev == w {
+					x.Labelf("flush_tlb_batched_pending: atomic_cmpxchg → %s", c.describeWord(want))
+				} else {
+					x.Labelf("flush_tlb_batched_pending: atomic_cmpxchg fails (now %s): a new deferral stays pending", c.describeWord(prev))
+				}
 			}
 		}
 		sc.pc = sPTE
@@ -75,15 +98,23 @@ func (s *state) stepSyscall(x *model.Exec) {
 		sc.needFlush = false
 		switch {
 		case old&bPresent == 0:
-			x.Labelf("change_pte_range: pte[%d] none (swap entry): nothing to change, nothing to flush", va)
+			if x.Labelling() {
+				x.Labelf("change_pte_range: pte[%d] none (swap entry): nothing to change, nothing to flush", va)
+			}
 			s.noteSkipped(va)
 		case old&bWrite == 0:
-			x.Labelf("change_pte_range: pte[%d] already ro", va)
+			if x.Labelling() {
+				x.Labelf("change_pte_range: pte[%d] already ro", va)
+			}
 		default:
 			x.CAS(s.mem, c.pteAddr(va), uint64(old), uint64(old&^bWrite))
-			x.Call(protectClient, memIn{Op: opProtect, VA: uint8(va)})
-			x.Return(protectClient, memOut{Res: resOK})
-			x.Labelf("change_pte_range: pte[%d] %s → %s", va, describePTE(old), describePTE(old&^bWrite))
+			if x.Recording() {
+				x.Call(protectClient, memIn{Op: opProtect, VA: uint8(va)})
+				x.Return(protectClient, memOut{Res: resOK})
+			}
+			if x.Labelling() {
+				x.Labelf("change_pte_range: pte[%d] %s → %s", va, describePTE(old), describePTE(old&^bWrite))
+			}
 			sc.needFlush = true
 		}
 		sc.pc = sUnlock
@@ -94,14 +125,20 @@ func (s *state) stepSyscall(x *model.Exec) {
 	case sFlush:
 		mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
 		s.flushVA(x, va, mask)
-		x.Labelf("change_pte_range: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+		if x.Labelling() {
+			x.Labelf("change_pte_range: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+		}
 		sc.pc = sUnlock
 
 	case sUnlock:
 		x.Unlock(&s.ptl[l], lname)
-		x.Return(c.tSyscall, memOut{Res: resOK})
-		x.Labelf("change_pte_range: spin_unlock %s; mprotect(va%d) returns", lname, va)
-		s.returned |= 1 << uint(va)
+		if x.Recording() {
+			x.Return(c.tSyscall, memOut{Res: resOK})
+		}
+		if x.Labelling() {
+			x.Labelf("change_pte_range: spin_unlock %s; mprotect(va%d) returns", lname, va)
+		}
+		sc.returned |= 1 << uint(va)
 		sc.op++
 		sc.pc = sLock
 		if int(sc.op) == c.syscalls {

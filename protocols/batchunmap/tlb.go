@@ -1,7 +1,6 @@
 package batchunmap
 
 import (
-	"fmt"
 	"math/bits"
 
 	"github.com/protocheck/protocheck/model"
@@ -30,35 +29,36 @@ func round(x *model.Exec, from int, mask uint8) {
 	x.Count(mRemote, int64(bits.OnesCount8(mask&^(1<<uint(from)))))
 }
 
-func touchTLBs(x *model.Exec, mask uint8) {
-	for cpu := 0; cpu < 8; cpu++ {
-		if mask&(1<<uint(cpu)) != 0 {
-			x.Touch(fmt.Sprintf("tlb[cpu%d]", cpu), true)
-		}
+// touchTLBs records the invalidation of the TLBs of the CPUs in mask. A
+// mask holds only CPUs of the machine (mm_cpumask is set up in newMachine
+// and never changes), and never CPU0, whose kswapd caches no user entry.
+func (s *state) touchTLBs(x *model.Exec, mask uint8) {
+	for m := mask; m != 0; m &= m - 1 {
+		x.Touch(s.c.tlbName[bits.TrailingZeros8(m)], true)
 	}
 }
 
 // flushAll is a full flush (all ASIDs) of the CPUs in mask: x86's and
 // riscv's arch_tlbbatch_flush.
 func (s *state) flushAll(x *model.Exec, mask uint8) {
-	touchTLBs(x, mask)
-	for cpu := 0; cpu < s.c.ncpu; cpu++ {
+	s.touchTLBs(x, mask)
+	for cpu := 1; cpu < s.c.ncpu; cpu++ {
 		if mask&(1<<uint(cpu)) != 0 {
-			s.tlb[cpu] = [maxPages]uint8{}
+			clear(s.tlb[s.c.tlbAt(cpu, 0):s.c.tlbAt(cpu+1, 0)])
 		}
 	}
 }
 
 // flushMM drops mm's entries on the CPUs in mask: flush_tlb_mm.
 func (s *state) flushMM(x *model.Exec, mm int, mask uint8) {
-	touchTLBs(x, mask)
-	for cpu := 0; cpu < s.c.ncpu; cpu++ {
+	s.touchTLBs(x, mask)
+	for cpu := 1; cpu < s.c.ncpu; cpu++ {
 		if mask&(1<<uint(cpu)) == 0 {
 			continue
 		}
 		for va := 0; va < s.c.pages; va++ {
 			if s.c.mmOf[va] == mm {
-				s.tlb[cpu][va] = 0
+				s.setEntry(cpu, va, 0)
 			}
 		}
 	}
@@ -66,10 +66,10 @@ func (s *state) flushMM(x *model.Exec, mm int, mask uint8) {
 
 // flushVA drops va's entry on the CPUs in mask: flush_tlb_range of one page.
 func (s *state) flushVA(x *model.Exec, va int, mask uint8) {
-	touchTLBs(x, mask)
-	for cpu := 0; cpu < s.c.ncpu; cpu++ {
+	s.touchTLBs(x, mask)
+	for cpu := 1; cpu < s.c.ncpu; cpu++ {
 		if mask&(1<<uint(cpu)) != 0 {
-			s.tlb[cpu][va] = 0
+			s.setEntry(cpu, va, 0)
 		}
 	}
 }
@@ -77,7 +77,7 @@ func (s *state) flushVA(x *model.Exec, va int, mask uint8) {
 // stale reports whether cpu caches va with more rights than its PTE gives:
 // the PTE is gone, or the entry is writable and the PTE no longer is.
 func (s *state) stale(cpu, va int) bool {
-	e := s.tlb[cpu][va]
+	e := s.entry(cpu, va)
 	if e == 0 {
 		return false
 	}
@@ -100,7 +100,7 @@ func (s *state) staleCPUs(va int) uint8 {
 func (s *state) holders(va int) uint8 {
 	var m uint8
 	for cpu := 1; cpu < s.c.ncpu; cpu++ {
-		if s.tlb[cpu][va] != 0 {
+		if s.entry(cpu, va) != 0 {
 			m |= 1 << uint(cpu)
 		}
 	}

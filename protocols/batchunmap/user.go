@@ -1,10 +1,6 @@
 package batchunmap
 
-import (
-	"fmt"
-
-	"github.com/protocheck/protocheck/model"
-)
+import "github.com/protocheck/protocheck/model"
 
 // reusedVal is what a page's new owner writes; no user thread writes it.
 const reusedVal = 9
@@ -21,24 +17,24 @@ func (s *state) stepUser(x *model.Exec, u, alt int) {
 	va := c.userAddrs[u][alt/2]
 	write := alt%2 == 1
 	client := c.tUser0 + u
-	in := memIn{Op: opRead, VA: uint8(va)}
-	if write {
-		in = memIn{Op: opWrite, VA: uint8(va), Val: uint8(u + 1)}
+	if x.Recording() {
+		in := memIn{Op: opRead, VA: uint8(va)}
+		if write {
+			in = memIn{Op: opWrite, VA: uint8(va), Val: uint8(u + 1)}
+		}
+		x.Call(client, in)
 	}
-	x.Call(client, in)
 	s.acc[u]++
-	who := fmt.Sprintf("user%d on CPU%d", u, cpu)
-	what := "read"
-	if write {
-		what = "write"
-	}
-	x.Touch(fmt.Sprintf("tlb[cpu%d]", cpu), true)
-	e := s.tlb[cpu][va]
+	x.Touch(c.tlbName[cpu], true)
+	e := s.entry(cpu, va)
 	pa := c.pteAddr(va)
+	var out memOut
 	switch {
 	case e != 0 && (!write || e&bWrite != 0 && e&bDirty != 0):
-		x.Labelf("%s: %s va%d: TLB hit (%s)", who, what, va, describePTE(e))
-		x.Return(client, s.access(x, u, cpu, va, write, e))
+		if x.Labelling() {
+			x.Labelf("%s: %s va%d: TLB hit (%s)", c.userName[u], accessName(write), va, describePTE(e))
+		}
+		out = s.access(x, u, va, write, e)
 
 	case e != 0 && e&bWrite != 0:
 		// A clean writable entry: the CPU must write the dirty bit through
@@ -47,36 +43,56 @@ func (s *state) stepUser(x *model.Exec, u, alt int) {
 		pte := uint8(x.Load(s.mem, pa))
 		if pte&bPresent != 0 && pte&bWrite != 0 {
 			x.CAS(s.mem, pa, uint64(pte), uint64(pte|bDirty))
-			s.tlb[cpu][va] = e | bDirty
-			x.Labelf("%s: write va%d: TLB hit (rw), walk sets pte[%d] dirty", who, va, va)
-			x.Return(client, s.access(x, u, cpu, va, true, e|bDirty))
-			return
+			s.setEntry(cpu, va, e|bDirty)
+			if x.Labelling() {
+				x.Labelf("%s: write va%d: TLB hit (rw), walk sets pte[%d] dirty", c.userName[u], va, va)
+			}
+			out = s.access(x, u, va, true, e|bDirty)
+			break
 		}
-		s.tlb[cpu][va] = 0
-		x.Labelf("%s: write va%d: TLB hit (rw, clean) but pte[%d] %s: page fault", who, va, va, describePTE(pte))
-		x.Return(client, fault(pte))
+		s.setEntry(cpu, va, 0)
+		if x.Labelling() {
+			x.Labelf("%s: write va%d: TLB hit (rw, clean) but pte[%d] %s: page fault", c.userName[u], va, va, describePTE(pte))
+		}
+		out = fault(pte)
 
 	case e != 0:
 		pte := uint8(x.Load(s.mem, pa))
-		s.tlb[cpu][va] = 0
-		x.Labelf("%s: write va%d: TLB hit (ro), pte[%d] %s: page fault", who, va, va, describePTE(pte))
-		x.Return(client, fault(pte))
+		s.setEntry(cpu, va, 0)
+		if x.Labelling() {
+			x.Labelf("%s: write va%d: TLB hit (ro), pte[%d] %s: page fault", c.userName[u], va, va, describePTE(pte))
+		}
+		out = fault(pte)
 
 	default:
 		pte := uint8(x.Load(s.mem, pa))
 		if pte&bPresent == 0 || write && pte&bWrite == 0 {
-			x.Labelf("%s: %s va%d: TLB miss, pte[%d] %s: page fault", who, what, va, va, describePTE(pte))
-			x.Return(client, fault(pte))
-			return
+			if x.Labelling() {
+				x.Labelf("%s: %s va%d: TLB miss, pte[%d] %s: page fault", c.userName[u], accessName(write), va, va, describePTE(pte))
+			}
+			out = fault(pte)
+			break
 		}
 		if write && pte&bDirty == 0 {
 			x.CAS(s.mem, pa, uint64(pte), uint64(pte|bDirty))
 			pte |= bDirty
 		}
-		s.tlb[cpu][va] = pte
-		x.Labelf("%s: %s va%d: TLB miss, walk pte[%d] (%s), fill", who, what, va, va, describePTE(pte))
-		x.Return(client, s.access(x, u, cpu, va, write, pte))
+		s.setEntry(cpu, va, pte)
+		if x.Labelling() {
+			x.Labelf("%s: %s va%d: TLB miss, walk pte[%d] (%s), fill", c.userName[u], accessName(write), va, va, describePTE(pte))
+		}
+		out = s.access(x, u, va, write, pte)
 	}
+	if x.Recording() {
+		x.Return(client, out)
+	}
+}
+
+func accessName(write bool) string {
+	if write {
+		return "write"
+	}
+	return "read"
 }
 
 // fault is the outcome of a page fault: SIGSEGV on a read-only PTE, or a
@@ -88,17 +104,17 @@ func fault(pte uint8) memOut {
 	return memOut{Res: resSwap}
 }
 
-// access performs a read or write of page va through TLB entry e of cpu
-// and checks the properties an access can break.
-func (s *state) access(x *model.Exec, u, cpu, va int, write bool, e uint8) memOut {
-	who := fmt.Sprintf("user%d on CPU%d", u, cpu)
-	what := "reads"
-	if write {
-		what = "writes"
-	}
-	x.Touch(fmt.Sprintf("page%d", va), write)
+// access performs user u's read or write of page va through TLB entry e
+// of its CPU and checks the properties an access can break.
+func (s *state) access(x *model.Exec, u, va int, write bool, e uint8) memOut {
+	who := s.c.userName[u]
+	x.Touch(s.c.pageName[va], write)
 	switch st := s.page[va]; {
 	case st == pgFreed || st == pgReused:
+		what := "reads"
+		if write {
+			what = "writes"
+		}
 		owner := "which reclaim freed"
 		if st == pgReused {
 			owner = "which reclaim freed and the allocator handed to a new owner"
@@ -108,7 +124,7 @@ func (s *state) access(x *model.Exec, u, cpu, va int, write bool, e uint8) memOu
 	case write && st == pgWriteback:
 		x.Fail(NoLostWrite, "%s writes page %d through a writable dirty TLB entry after pageout snapshotted it for swap: the write is lost when the page is swapped back in; %s",
 			who, va, s.cause())
-	case write && s.returned&(1<<uint(va)) != 0:
+	case write && s.s.returned&(1<<uint(va)) != 0:
 		x.Fail(SyscallPostcondition, "%s writes va%d through a stale writable TLB entry after mprotect(va%d, PROT_READ) returned: %s",
 			who, va, va, s.cause())
 	}
@@ -123,9 +139,24 @@ func (s *state) access(x *model.Exec, u, cpu, va int, write bool, e uint8) memOu
 // a stale read of it would now return someone else's data.
 func (s *state) stepAlloc(x *model.Exec) {
 	p := s.freedPage()
+	if p < 0 {
+		// Nothing to hand out: the allocator waits for reclaim to free a
+		// page, or, once reclaim is over, has nothing left to do.
+		if s.r.pc == rDone {
+			x.Done()
+			return
+		}
+		x.Block()
+		if x.Labelling() {
+			x.Label("a page freed by reclaim")
+		}
+		return
+	}
 	x.Touch("free lists", true)
-	x.Touch(fmt.Sprintf("page%d", p), true)
+	x.Touch(s.c.pageName[p], true)
 	s.page[p] = pgReused
 	s.val[p] = reusedVal
-	x.Labelf("get_page_from_freelist: page %d handed to a new owner, who writes %d", p, reusedVal)
+	if x.Labelling() {
+		x.Labelf("get_page_from_freelist: page %d handed to a new owner, who writes %d", p, reusedVal)
+	}
 }

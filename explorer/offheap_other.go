@@ -1,0 +1,14 @@
+//go:build !(linux || darwin || freebsd)
+
+package explorer
+
+import "sync/atomic"
+
+// mapped counts the bytes held outside the Go heap: none here.
+var mapped atomic.Int64
+
+// allocWords returns n zeroed words (from the Go heap on this system).
+func allocWords(n int) ([]uint64, bool) { return make([]uint64, n), false }
+
+// freeWords leaves heap words to the collector.
+func freeWords([]uint64, bool) {}
