@@ -486,7 +486,10 @@ func (v *vc) storeRAM() {
 	val := uint32(v.guest) + 1
 	r.e.Yield(fmt.Sprintf("store_helper(%s): store_memop: guest store to D (contents %d)", v.name, val))
 	r.ram.Store(val)
-	if !r.syncing.Load() && r.dirty.Load() == 0 && r.sent.Load() != val {
+	// The bit first, then the observer the migration thread raises before
+	// it clears the bit, then what it sent: in real mode the three reads
+	// are not one instant.
+	if r.dirty.Load() == 0 && !r.syncing.Load() && r.sent.Load() != val {
 		r.e.Fail(DirtyTracking, dirtyMessage(uint64(val), uint8(r.sent.Load())))
 	}
 }
@@ -855,8 +858,15 @@ func (r *run) migration() {
 	m := r.m
 	for round := 0; round < int(m.rounds); round++ {
 		r.bql.Lock("migration_bitmap_sync_precopy: qemu_mutex_lock_iothread; cpu_physical_memory_sync_dirty_bitmap: ")
+		// The observer is raised before the xchg and lowered after it
+		// when nothing was dirty: under the Go scheduler a store's check
+		// must not see the bit cleared with the sync not yet recorded.
+		// (Under control the three are one step, as in the model.)
+		r.syncing.Store(true)
 		dirty := r.dirty.Swap(0) != 0
-		r.syncing.Store(dirty)
+		if !dirty {
+			r.syncing.Store(false)
+		}
 		switch {
 		case !dirty:
 			r.e.Note("D's word is 0, nothing to sync")
