@@ -63,7 +63,7 @@ func TestSameDocumentAsCheck(t *testing.T) {
 		{"explore", "pvflush/posted", "--json"},
 		{"explore", "exclusive/upstream", "--json"},
 		{"explore", "exclusive/cpu-lock", "vcpus=2", "--json"},
-		{"explore", "cputlb/synced", "--json"},
+		{"explore", "cputlb/synced-fixed", "migration=0", "--json"},
 		{"explore", "cputlb/non-synced", "--json"},
 		{"explore", "e500mc/per-lpid", "loads=2", "ops=1", "--symmetry", "--json"},
 		{"explore", "batchunmap/generation", "--json"},
