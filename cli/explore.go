@@ -45,7 +45,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.seed, "seed", 1, "random: seed of the first walk")
 	fs.IntVar(&f.runs, "runs", 0, "random: number of walks (default 1000); paths: bound on executions (default 1000000)")
 	fs.IntVar(&f.maxSteps, "max-steps", 0, "bound on steps per execution, and on bfs depth (default 10000)")
-	fs.IntVar(&f.maxStates, "max-states", 0, "bfs: bound on distinct states (default 5000000)")
+	fs.IntVar(&f.maxStates, "max-states", 0, "bfs, dfs: bound on distinct states (default: no bound but --max-memory)")
 	fs.StringVar(&f.progress, "progress", "text", "progress on stderr for runs longer than a second: text, json (one object per line) or none")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "bfs: goroutines expanding states (the result is identical for any number)")
 	fs.BoolVar(&f.fingerprint, "fingerprint", false, "bfs, dfs: store 64-bit fingerprints instead of states (prints the estimated probability that a collision hid a state)")

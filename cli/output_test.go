@@ -53,7 +53,7 @@ func TestAFailedWriteKeepsTheResult(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "posted.json")
 	code, stdout, stderr := check(t, "explore", "pvflush/posted", "--out", path, "--html", "/dev/full")
-	if code != cli.ExitUsage || !strings.Contains(stdout, "counterexample: 13 steps") || !strings.Contains(stderr, "--html /dev/full") {
+	if code != cli.ExitUsage || !strings.Contains(stdout, "counterexample: 14 steps") || !strings.Contains(stderr, "--html /dev/full") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if _, err := traces.Load(path); err != nil {

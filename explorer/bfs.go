@@ -30,11 +30,12 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	b.live = liveness(st.props, opts, b.r)
 	if opts.Metrics && nm > 0 {
 		b.g.metrics = nm
-		b.terminal = []bool{false}
+		b.keepTerminal = true
+		b.terminal.append(false)
 	}
 	b.g.choices = b.live
 	if b.graphed = b.g.metrics > 0 || b.live; b.graphed {
-		b.g.start = []int32{0}
+		b.g.start.append(0)
 	}
 	// Levels are read back from the visited set when it holds each state's
 	// own encoding (exact, without symmetry); otherwise they are kept.
@@ -47,7 +48,7 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	w := newExpander(m, keyOf, opts.Symmetry)
 	w.live = b.live
 	if b.live {
-		b.pend = []uint8{w.pending(init)}
+		b.pend.append(w.pending(init))
 	}
 	enc := init.AppendKey(nil)
 	key := keyOf(init, nil)
@@ -293,14 +294,16 @@ type bfsRun struct {
 	via    column[uint16] // per state: the choice that reached it (packChoice)
 	// byIndex: levels are read back from the visited set.
 	byIndex  bool
-	terminal []bool
-	graphed  bool
-	g        graph
+	terminal column[bool] // per state, with exact metrics: no successor
+	// keepTerminal: exact metrics need terminal.
+	keepTerminal bool
+	graphed      bool
+	g            graph
 	// live: progress properties are checked after the search, on the
 	// graph; pend[i] has bit k set when progress property k is pending in
 	// state i.
 	live   bool
-	pend   []uint8
+	pend   column[uint8]
 	totals []int64
 	cut    bool
 	sym    bool
@@ -352,7 +355,7 @@ func (b *bfsRun) finish(v *model.Violation, at int32, extra *model.Choice) *Resu
 func (b *bfsRun) metrics(cut bool) []Metric {
 	names := b.m.Properties().Metrics
 	if b.graphed {
-		return b.g.summarise(names, b.terminal, b.totals, cut)
+		return b.g.summarise(names, &b.terminal, b.totals, cut)
 	}
 	out := make([]Metric, len(names))
 	for k, n := range names {
@@ -363,7 +366,7 @@ func (b *bfsRun) metrics(cut bool) []Metric {
 
 func (b *bfsRun) stats() {
 	s := &b.r.Stats
-	mem := b.vis.bytes() + b.parent.bytes(4) + b.via.bytes(2) + int64(cap(b.terminal)) + b.g.bytes() + int64(cap(b.pend))
+	mem := b.vis.bytes() + b.parent.bytes(4) + b.via.bytes(2) + b.terminal.bytes(1) + b.g.bytes() + b.pend.bytes(1)
 	if s.States > 0 {
 		s.StoreBytesPerState = float64(mem) / float64(s.States)
 	}
@@ -401,8 +404,8 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		if e.deadlock != nil {
 			return b.finish(e.deadlock, idx, nil)
 		}
-		if b.terminal != nil {
-			b.terminal[idx] = true
+		if b.keepTerminal {
+			b.terminal.set(int(idx), true)
 		}
 	}
 	if b.found != nil {
@@ -436,11 +439,11 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 			b.vis.insert(slot, key, rec.h, to)
 			b.parent.append(idx)
 			b.via.append(packChoice(rec.c, false))
-			if b.terminal != nil {
-				b.terminal = append(b.terminal, false)
+			if b.keepTerminal {
+				b.terminal.append(false)
 			}
 			if b.live {
-				b.pend = append(b.pend, rec.pend)
+				b.pend.append(rec.pend)
 			}
 			b.next.add(c.keys[rec.soff:rec.send])
 		}

@@ -53,6 +53,32 @@
 // chunks. Stats.BytesPerState is the peak memory of the process over the
 // states; StoreBytesPerState the search structures' own share.
 //
+// # Memory
+//
+// A bfs level is read back from the visited set when the set holds each
+// state's own encoding (exact mode without symmetry), so a state is stored
+// once; otherwise (fingerprints, symmetry) levels are kept in memory or,
+// with Options.SpillDir, in temporary files read back once, in order, as
+// TLC keeps its queue of states on disk. The per-state bookkeeping is a
+// parent index and a packed choice (6 bytes a state); nothing per
+// transition is kept unless Options.Metrics or a progress property needs
+// the state graph. The visited table's large shards live outside the Go
+// heap and are returned to the system as soon as they are replaced, so the
+// collector's slack never doubles a large search's footprint. Stats says
+// both what the search's structures hold (StoreBytesPerState) and what the
+// process held at its peak (PeakMemory, BytesPerState), and
+// Options.MaxMemory stops a search with the verdict bounded before it
+// outgrows the machine.
+//
+// # Limits
+//
+// Options.MaxStates stops bfs at once, in merge order, so a capped run is
+// the same for any number of workers; MaxSteps bounds depth; TimeLimit and
+// MaxMemory stop a search within a thousand states of the limit, and a
+// closed Options.Stop interrupts it. Each says why in Result.Bound, and a
+// search that stopped early never claims a property it did not finish
+// checking (Result.Unchecked).
+//
 // # Parallel bfs and determinism
 //
 // With Options.Workers > 1, bfs starts that many goroutines per level to

@@ -121,28 +121,26 @@ func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, ms
 	g := &b.g
 	n := int32(b.parent.len())
 	bit := uint8(1) << uint(k)
-	pending := func(v int32) bool { return b.pend[v]&bit != 0 }
+	pending := func(v int32) bool { return b.pend.at(int(v))&bit != 0 }
 	for v := int32(0); v < n; v++ {
-		if pending(v) && g.start[v] == g.start[v+1] {
+		if pending(v) && g.start.at(int(v)) == g.start.at(int(v+1)) {
 			s := b.schedule(v)
 			return s, 0, fmt.Sprintf("never discharged: every thread is done after step %d with it still pending", len(s))
 		}
 	}
-	comps := g.sccs(n, pending)
-	best := -1
-	var bestEntry int32
-	for i, c := range comps {
-		if !g.nontrivial(c, pending) || fair && !g.fair(c) {
-			continue
+	var c component // the fair component found first by bfs (its least index)
+	g.sccs(n, pending, func(members []int32) {
+		cand := component{members: members}
+		if !g.nontrivial(cand, pending) || fair && !g.fair(cand) {
+			return
 		}
-		if best < 0 || c.members[0] < bestEntry {
-			best, bestEntry = i, c.members[0]
+		if c.members == nil || members[0] < c.members[0] {
+			c.members = slices.Clone(members)
 		}
-	}
-	if best < 0 {
+	})
+	if c.members == nil {
 		return nil, 0, ""
 	}
-	c := comps[best]
 	stem := b.schedule(c.members[0])
 	loop := g.lasso(c, fair)
 	steppers := map[int]bool{}
@@ -173,19 +171,21 @@ type component struct {
 	members []int32
 }
 
-// sccs returns the strongly connected components of the subgraph induced
-// by the states where in holds, with Tarjan's algorithm made iterative.
-func (g *graph) sccs(n int32, in func(int32) bool) []component {
+// sccs calls visit with the members (sorted; the slice is reused) of every
+// strongly connected component of the subgraph induced by the states where
+// in holds, with Tarjan's algorithm made iterative. Nothing is allocated
+// per component: a search of millions of states has millions of them,
+// almost all a single state without a cycle.
+func (g *graph) sccs(n int32, in func(int32) bool, visit func(members []int32)) {
 	index := make([]int32, n) // 0: unvisited; else discovery order + 1
 	low := make([]int32, n)
 	onStack := make([]bool, n)
-	var stack []int32
+	var stack, members []int32
 	type frame struct {
 		v int32
 		e int32 // next edge to look at
 	}
 	var calls []frame
-	var out []component
 	next := int32(1)
 	for root := int32(0); root < n; root++ {
 		if !in(root) || index[root] != 0 {
@@ -195,12 +195,12 @@ func (g *graph) sccs(n int32, in func(int32) bool) []component {
 		next++
 		stack = append(stack, root)
 		onStack[root] = true
-		calls = append(calls, frame{root, g.start[root]})
+		calls = append(calls, frame{root, g.start.at(int(root))})
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
 			v := f.v
-			if f.e < g.start[v+1] {
-				w := g.to[f.e]
+			if f.e < g.start.at(int(v+1)) {
+				w := g.to.at(int(f.e))
 				f.e++
 				switch {
 				case !in(w):
@@ -209,7 +209,7 @@ func (g *graph) sccs(n int32, in func(int32) bool) []component {
 					next++
 					stack = append(stack, w)
 					onStack[w] = true
-					calls = append(calls, frame{w, g.start[w]})
+					calls = append(calls, frame{w, g.start.at(int(w))})
 				case onStack[w]:
 					low[v] = min(low[v], index[w])
 				}
@@ -221,22 +221,21 @@ func (g *graph) sccs(n int32, in func(int32) bool) []component {
 				low[u] = min(low[u], low[v])
 			}
 			if low[v] == index[v] {
-				var c component
+				members = members[:0]
 				for {
 					w := stack[len(stack)-1]
 					stack = stack[:len(stack)-1]
 					onStack[w] = false
-					c.members = append(c.members, w)
+					members = append(members, w)
 					if w == v {
 						break
 					}
 				}
-				slices.Sort(c.members)
-				out = append(out, c)
+				slices.Sort(members)
+				visit(members)
 			}
 		}
 	}
-	return out
 }
 
 // has reports whether state w is a member of c.
@@ -252,8 +251,8 @@ func (g *graph) nontrivial(c component, in func(int32) bool) bool {
 		return true
 	}
 	v := c.members[0]
-	for e := g.start[v]; e < g.start[v+1]; e++ {
-		if g.to[e] == v {
+	for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+		if g.to.at(int(e)) == v {
 			return true
 		}
 	}
@@ -274,16 +273,16 @@ func (g *graph) units(c component) units {
 	for i, v := range c.members {
 		var en threadSet
 		var named []uint16
-		for e := g.start[v]; e < g.start[v+1]; e++ {
-			ch, isNamed := unpackChoice(g.ch[e])
+		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+			ch, isNamed := unpackChoice(g.ch.at(int(e)))
 			en |= 1 << uint(ch.Thread)
 			if isNamed {
-				named = append(named, g.ch[e])
+				named = append(named, g.ch.at(int(e)))
 			}
-			if c.has(g.to[e]) {
+			if c.has(g.to.at(int(e))) {
 				u.taken |= 1 << uint(ch.Thread)
-				if isNamed && !slices.Contains(u.takenNamed, g.ch[e]) {
-					u.takenNamed = append(u.takenNamed, g.ch[e])
+				if isNamed && !slices.Contains(u.takenNamed, g.ch.at(int(e))) {
+					u.takenNamed = append(u.takenNamed, g.ch.at(int(e)))
 				}
 			}
 		}
@@ -332,12 +331,12 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 	}
 	takeEdge := func(match func(uint16) bool) bool {
 		for _, v := range c.members {
-			for e := g.start[v]; e < g.start[v+1]; e++ {
-				if match(g.ch[e]) && c.has(g.to[e]) {
+			for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+				if match(g.ch.at(int(e))) && c.has(g.to.at(int(e))) {
 					goTo(v)
-					ch, _ := unpackChoice(g.ch[e])
+					ch, _ := unpackChoice(g.ch.at(int(e)))
 					loop = append(loop, ch)
-					cur = g.to[e]
+					cur = g.to.at(int(e))
 					return true
 				}
 			}
@@ -354,8 +353,8 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 	}
 	threads := 0
 	for _, v := range c.members {
-		for e := g.start[v]; e < g.start[v+1]; e++ {
-			ch, _ := unpackChoice(g.ch[e])
+		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+			ch, _ := unpackChoice(g.ch.at(int(e)))
 			threads = max(threads, ch.Thread+1)
 		}
 	}
@@ -364,8 +363,8 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 			continue
 		}
 		visitDisabled(func(v int32) bool {
-			for e := g.start[v]; e < g.start[v+1]; e++ {
-				if ch, _ := unpackChoice(g.ch[e]); ch.Thread == t {
+			for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+				if ch, _ := unpackChoice(g.ch.at(int(e))); ch.Thread == t {
 					return true
 				}
 			}
@@ -374,9 +373,9 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 	}
 	var named []uint16
 	for _, v := range c.members {
-		for e := g.start[v]; e < g.start[v+1]; e++ {
-			if _, isNamed := unpackChoice(g.ch[e]); isNamed && !slices.Contains(named, g.ch[e]) {
-				named = append(named, g.ch[e])
+		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+			if _, isNamed := unpackChoice(g.ch.at(int(e))); isNamed && !slices.Contains(named, g.ch.at(int(e))) {
+				named = append(named, g.ch.at(int(e)))
 			}
 		}
 	}
@@ -386,8 +385,8 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 			continue
 		}
 		visitDisabled(func(v int32) bool {
-			for e := g.start[v]; e < g.start[v+1]; e++ {
-				if g.ch[e] == x {
+			for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+				if g.ch.at(int(e)) == x {
 					return true
 				}
 			}
@@ -419,8 +418,8 @@ func (g *graph) path(c component, a, b int32, nonEmpty bool) []model.Choice {
 	found := false
 	for i := 0; i < len(queue) && !found; i++ {
 		v := queue[i]
-		for e := g.start[v]; e < g.start[v+1]; e++ {
-			w := g.to[e]
+		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+			w := g.to.at(int(e))
 			if !c.has(w) {
 				continue
 			}
@@ -441,7 +440,7 @@ func (g *graph) path(c component, a, b int32, nonEmpty bool) []model.Choice {
 	var out []model.Choice
 	for w := b; ; {
 		p := prev[w]
-		ch, _ := unpackChoice(g.ch[p.e])
+		ch, _ := unpackChoice(g.ch.at(int(p.e)))
 		out = append(out, ch)
 		w = p.from
 		if w == a {

@@ -18,22 +18,25 @@ import (
 type graph struct {
 	metrics int  // 0: no metric deltas kept
 	choices bool // keep each edge's choice
-	start   []int32
-	to      []int32
-	did     []uint32
-	ch      []uint16
-	dvec    []int64           // interned delta vectors; vector 0 is all zeros
-	dids    map[string]uint32 // vector bytes -> id
-	buf     []byte
+	// Columns, not slices: a graph of tens of millions of edges must not
+	// be copied each time it doubles (the copies would be garbage the
+	// collector lets pile up).
+	start column[int32]
+	to    column[int32]
+	did   column[uint32]
+	ch    column[uint16]
+	dvec  []int64           // interned delta vectors; vector 0 is all zeros
+	dids  map[string]uint32 // vector bytes -> id
+	buf   []byte
 }
 
 func (g *graph) add(to int32, counts []int64, ch uint16) {
-	g.to = append(g.to, to)
+	g.to.append(to)
 	if g.metrics > 0 {
-		g.did = append(g.did, g.intern(counts))
+		g.did.append(g.intern(counts))
 	}
 	if g.choices {
-		g.ch = append(g.ch, ch)
+		g.ch.append(ch)
 	}
 }
 
@@ -67,14 +70,14 @@ func (g *graph) intern(counts []int64) uint32 {
 }
 
 // delta is metric k's delta on edge e.
-func (g *graph) delta(e int32, k int) int64 { return g.dvec[int(g.did[e])*g.metrics+k] }
+func (g *graph) delta(e int32, k int) int64 { return g.dvec[int(g.did.at(int(e)))*g.metrics+k] }
 
 // close ends the successor list of the state being expanded.
-func (g *graph) close() { g.start = append(g.start, int32(len(g.to))) }
+func (g *graph) close() { g.start.append(int32(g.to.len())) }
 
 // bytes is the memory the graph holds.
 func (g *graph) bytes() int64 {
-	return int64(cap(g.start))*4 + int64(cap(g.to))*4 + int64(cap(g.did))*4 + int64(cap(g.ch))*2 + int64(cap(g.dvec))*8
+	return g.start.bytes(4) + g.to.bytes(4) + g.did.bytes(4) + g.ch.bytes(2) + int64(cap(g.dvec))*8
 }
 
 // packChoice packs a choice into 16 bits: the thread in the high 8 (a
@@ -99,13 +102,13 @@ func unpackChoice(v uint16) (c model.Choice, named bool) {
 // With a cycle the number of executions is unbounded: only the transition
 // totals are reported. When the exploration was cut by a bound the
 // executions through unexpanded states are unknown: likewise.
-func (g *graph) summarise(names []string, terminal []bool, totals []int64, cut bool) []Metric {
+func (g *graph) summarise(names []string, terminal *column[bool], totals []int64, cut bool) []Metric {
 	out := make([]Metric, len(names))
 	for k, n := range names {
 		out[k] = Metric{Name: n, Transitions: totals[k]}
 	}
-	n := len(g.start) - 1
-	if g.metrics == 0 || cut || n != len(terminal) || n < 0 {
+	n := g.start.len() - 1
+	if g.metrics == 0 || cut || n != terminal.len() || n < 0 {
 		return out
 	}
 	order, ok := g.topo(n)
@@ -119,15 +122,15 @@ func (g *graph) summarise(names []string, terminal []bool, totals []int64, cut b
 	hi := make([]int64, n*M)
 	for i := n - 1; i >= 0; i-- {
 		v := order[i]
-		if terminal[v] {
+		if terminal.at(int(v)) {
 			count[v] = 1
 			continue
 		}
 		for k := 0; k < M; k++ {
 			lo[int(v)*M+k], hi[int(v)*M+k] = math.MaxInt64, math.MinInt64
 		}
-		for e := g.start[v]; e < g.start[v+1]; e++ {
-			w := g.to[e]
+		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+			w := g.to.at(int(e))
 			if count[w] == 0 {
 				continue
 			}
@@ -159,8 +162,8 @@ func (g *graph) summarise(names []string, terminal []bool, totals []int64, cut b
 // false if the graph has a cycle.
 func (g *graph) topo(n int) ([]int32, bool) {
 	indeg := make([]int32, n)
-	for _, w := range g.to {
-		indeg[w]++
+	for e := 0; e < g.to.len(); e++ {
+		indeg[g.to.at(e)]++
 	}
 	order := make([]int32, 0, n)
 	for v := 0; v < n; v++ {
@@ -170,8 +173,8 @@ func (g *graph) topo(n int) ([]int32, bool) {
 	}
 	for i := 0; i < len(order); i++ {
 		v := order[i]
-		for e := g.start[v]; e < g.start[v+1]; e++ {
-			w := g.to[e]
+		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
+			w := g.to.at(int(e))
 			if indeg[w]--; indeg[w] == 0 {
 				order = append(order, w)
 			}

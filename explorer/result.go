@@ -49,7 +49,8 @@ type Options struct {
 	Seed     int64  // random, random-threads, pct: seed of the first walk
 	Runs     int    // random, random-threads, pct: walks (default 1000); paths: executions bound (default 1e6)
 	MaxSteps int    // bound on steps per execution / bfs and dfs depth (default 10000)
-	// MaxStates bounds the distinct states bfs and dfs store (default 5e6).
+	// MaxStates bounds the distinct states bfs and dfs store (default
+	// DefaultMaxStates).
 	MaxStates int
 	// Workers is the number of goroutines that expand states in bfs
 	// (default 1). Any worker count gives the identical Result (timing
@@ -125,6 +126,11 @@ const (
 	FairnessNone = "none"
 )
 
+// DefaultMaxStates is the default bound on the states bfs and dfs store:
+// as many as state indices (32 bits) can number. Memory, not a count, is
+// what runs out first; Options.MaxMemory guards it.
+const DefaultMaxStates = 1<<31 - 2
+
 // Bounds on options whose size is an allocation: a bug depth beyond a few
 // dozen change points finds nothing PCT's analysis promises, and workers
 // beyond the CPUs only add contention.
@@ -151,7 +157,7 @@ func (o *Options) fill() error {
 		o.MaxSteps = 10_000
 	}
 	if o.MaxStates == 0 {
-		o.MaxStates = 5_000_000
+		o.MaxStates = DefaultMaxStates
 	}
 	if o.Workers == 0 {
 		o.Workers = 1
@@ -173,8 +179,8 @@ func (o *Options) fill() error {
 		return fmt.Errorf("runs must be positive, got %d", o.Runs)
 	case o.MaxSteps < 0:
 		return fmt.Errorf("max-steps must be positive, got %d", o.MaxSteps)
-	case o.MaxStates < 0:
-		return fmt.Errorf("max-states must be positive, got %d", o.MaxStates)
+	case o.MaxStates < 0 || o.MaxStates > DefaultMaxStates:
+		return fmt.Errorf("max-states must be between 1 and %d, got %d", DefaultMaxStates, o.MaxStates)
 	case o.TimeLimit < 0 || o.MaxMemory < 0:
 		return fmt.Errorf("time and memory limits must be positive")
 	case o.Fairness != FairnessWeak && o.Fairness != FairnessNone:

@@ -36,7 +36,8 @@ type visited struct {
 	n       int
 	sink    uint64 // keeps touch's loads from being optimized away
 	// exact store
-	chunks [][]byte
+	chunks [][]byte       // full length from the start: a chunk's header is never rewritten
+	fill   int            // bytes used in the last chunk
 	locs   column[uint64] // per index: chunk<<40 | offset<<18 | length
 }
 
@@ -196,17 +197,19 @@ func (v *visited) store(key []byte) uint64 {
 		panic(fmt.Sprintf("explorer: state key of %d bytes is longer than the %d the visited set supports", len(key), maxKeyLen))
 	}
 	last := len(v.chunks) - 1
-	if last < 0 || len(v.chunks[last])+len(key) > cap(v.chunks[last]) {
+	if last < 0 || v.fill+len(key) > len(v.chunks[last]) {
 		size := chunkSize
 		if last < 6 {
 			size = 1 << (16 + last + 1) // 64 KiB, 128 KiB, ... up to 4 MiB
 		}
-		v.chunks = append(v.chunks, make([]byte, 0, size))
+		v.chunks = append(v.chunks, make([]byte, size))
 		last++
+		v.fill = 0
 	}
-	c := v.chunks[last]
-	off := len(c)
-	v.chunks[last] = append(c, key...)
+	// Only bytes past every stored key are written, and no slice header
+	// that a keyView holds: workers read earlier keys while this runs.
+	off := v.fill
+	v.fill += copy(v.chunks[last][off:], key)
 	return uint64(last)<<40 | uint64(off)<<18 | uint64(len(key))
 }
 

@@ -1,60 +1,107 @@
-// Package cputlb models QEMU's broadcast TLB invalidate under MTTCG: a
-// source vCPU executes a guest TLB-invalidate instruction whose helper calls
-// tlb_flush_page_by_mmuidx_all_cpus_synced (or, in the buggy variant, the
-// non-synced tlb_flush_page_by_mmuidx_all_cpus), and target vCPUs keep
-// executing guest code through their softmmu TLB until they leave cpu_exec
-// and drain their work list.
+// Package cputlb models QEMU's broadcast TLB invalidate under MTTCG
+// together with every other path that touches a vCPU's softmmu TLB from
+// another thread: one or two source vCPUs execute a guest TLB-invalidate
+// instruction whose helper calls tlb_flush_page_by_mmuidx_all_cpus_synced
+// (or, in the buggy variant, the non-synced _all_cpus); target vCPUs keep
+// executing guest code through their TLB until they leave cpu_exec and
+// drain their work list; the migration thread syncs the dirty bitmap,
+// resets every vCPU's TLB entries (tlb_reset_dirty, the one cross-thread
+// writer of a TLB) and waits for every vCPU with run_on_cpu; the main loop
+// commits a memory transaction whose tcg_commit flushes every vCPU's TLB
+// with async_run_on_cpu. Seed 000 moves the flush jobs off the BQL; the
+// model is there to say whether anything the BQL protected breaks.
 //
 // What is modelled, one atomic step per shared access, lock operation,
-// condition-variable operation, work-list operation, kick and TLB
+// condition-variable operation, atomic read-modify-write, kick and TLB
 // fill/use/flush (folded critical sections say why in a comment):
 //
-//   - The source (cpu0): clears the PTE of page X, queues one flush job per
-//     target through flush_all_helper (async_run_on_cpu, or
-//     async_run_on_cpu_no_bql after seed 000) with qemu_cpu_kick, queues its
-//     own flush as safe work (async_safe_run_on_cpu) and ends the TB
-//     (cpu_loop_exit); its next guest instruction is the synchronisation
-//     point of the property.
+//   - A source: clears the PTE of its page X_s, queues one flush job per
+//     other vCPU through flush_all_helper (tlb_flush_page_by_mmuidx_async_1
+//     via async_run_on_cpu, or async_run_on_cpu_no_bql after seed 000)
+//     with qemu_cpu_kick, queues its own flush as safe work
+//     (async_safe_run_on_cpu) and ends the TB (cpu_loop_exit); its next
+//     guest instruction is the synchronisation point of the property.
 //   - Every vCPU runs mttcg's loop of the per-CPU-lock branch that seed 000
 //     applies to: cpu_exec_start, cpu_exec (exit_request tested before
 //     each TB), cpu_exec_end, atomic_mb_set(exit_request, 0),
 //     qemu_tcg_wait_io_event (sleep on halt_cond while halted and idle) and
 //     process_queued_cpu_work, which takes the BQL only around wi->bql
-//     items and runs exclusive items under start_exclusive/end_exclusive.
-//     In that branch the loop itself holds cpu->lock, not the BQL, which is
-//     why a flush job queued with async_run_on_cpu costs a BQL acquisition
-//     and one queued with async_run_on_cpu_no_bql does not.
+//     items, runs exclusive items under start_exclusive/end_exclusive,
+//     frees each item or sets its wi->done, and broadcasts cpu->cond once
+//     the list is drained. The loop holds cpu->lock, not the BQL, which is
+//     why a job queued with async_run_on_cpu costs a BQL acquisition and
+//     one queued with async_run_on_cpu_no_bql does not.
 //   - The exclusive protocol is upstream's lock-free pending_cpus/has_waiter
-//     protocol with its smp_mb pairs, under sequential consistency, with the
-//     source as its only initiator (protocols/exclusive covers the rest).
-//   - TLBs are abstract: one page X, mapped to frame P until the source
-//     clears its PTE; each vCPU's TLB either holds X->P or not. Every vCPU
-//     starts with X->P cached, its work list drained, about to enter
-//     cpu_exec. A target's guest performs `accesses` loads from X (TLB hit,
-//     or tlb_fill that finds the PTE clear and faults), then halts.
+//     protocol with its smp_mb pairs, under sequential consistency
+//     (protocols/exclusive covers its own bugs).
+//   - The softmmu TLB (softmmu.go): a target's guest loads from the
+//     sources' pages (hit, or tlb_fill's page walk and tlb_set_page); the
+//     first target also reads an MMIO page M (io_readx resolves the
+//     entry's section index with iotlb_to_section against the vCPU's
+//     memory_dispatch) and stores twice to a RAM page D (store_helper:
+//     the lock-free comparator read, notdirty_write with its dirty-bit
+//     update, is_clean check and tlb_set_dirty, tlb_fill with its is_clean
+//     check, the store). tlb.c.lock protects every write of a TLB entry;
+//     each critical section on it is one step (Lipton), so the lock is
+//     never held between steps and the model keeps no state for it.
+//   - The migration thread (dirty.go): with the BQL,
+//     cpu_physical_memory_sync_dirty_bitmap's atomic_xchg of D's word,
+//     then (since 03bfc2188f) tlb_reset_dirty of every vCPU, then
+//     tcg_log_global_after_sync's run_on_cpu(cpu, do_nothing) on every
+//     vCPU (drop the BQL, queue under cpu->lock, kick, wait on cpu->cond
+//     until wi->done, take the BQL again); then the send of D.
+//   - The main loop (commit.go): with the BQL, the switch to the new map,
+//     then each vCPU's tcg_commit: the v5.0 code stores the new
+//     memory_dispatch and queues tlb_flush (async_run_on_cpu, _no_bql after
+//     the seed); since 0d58c660689f it queues tcg_commit_cpu, which
+//     switches the dispatch and flushes on the vCPU itself.
 //
-// Properties: no-stale-translation (qemu.md A4-S1: once the source has
-// executed the instruction after the invalidate, no vCPU uses a translation
-// of X cached before it; the observer is in the state), work-once (A4-S2:
-// each flush item runs exactly once on its target and its data and work
-// item are freed exactly once), deadlock (found by the explorer; a
-// blocked step's label names the condition variable or lock the vCPU
-// waits for), and
-// linearizability against a register specification of X's mapping
-// (spec.go). Metrics: bql-acquisitions and kicks.
+// Every vCPU starts with X_s->P cached, its work list drained, about to
+// enter cpu_exec; the first target has stored to D since the migration
+// stream last carried it, so D's dirty bit is set and its TLB entry of D
+// is writable, and its TLB holds M (filled under dispatch generation 0).
 //
-// Not modelled: spurious wake-ups (every wait in this code re-tests its
-// predicate in a loop), several initiators, the non-TCG accelerators, the
-// jump cache and tlb.c.lock (only the owner thread touches its TLB here),
-// and weak memory.
+// Properties: no-stale-translation (qemu.md A4-S1: once source s has
+// executed the instruction after its invalidate, no vCPU uses a
+// translation of X_s cached before it), work-once (each work item runs
+// exactly once and is freed, or marked done, exactly once), dirty-tracking
+// (the migration dirty bitmap covers every store since D was last sent),
+// dispatch-coherent (io_readx never resolves a section index against a
+// dispatch other than the one its entry was filled from), deadlock, one
+// progress property per source ("the source's next instruction
+// eventually runs", checked by bfs under weak fairness), and
+// linearizability against a register specification of each page's
+// mapping (spec.go). Metrics: bql-acquisitions, flush-bql-acquisitions,
+// kicks, tlb-lock-acquisitions.
+//
+// Variants: the code of the seed's era with and without the seed
+// (synced, synced-no-bql), the same with the later fixes of the foreign
+// paths (synced-fixed, synced-no-bql-fixed), the fixed code without each
+// fix (sync-no-reset, is-clean-unlocked, commit-direct), and the flush's
+// own bugs (non-synced, synced-no-tb-end, no-kick). The verification
+// matrix and the seed's claims are in matrix.go.
+//
+// Not modelled: tlb_protect_code (the same tlb_reset_dirty, from a vCPU
+// thread holding no BQL, so it cannot tell the seed's two flavours apart;
+// the migration thread, which holds the BQL, is the case that could),
+// the VGA refresh as a thread of its own (the same code as the migration
+// sync, in the main loop), CPU reset's tlb_flush (vCPUs paused), the victim
+// TLB and the jump cache, TLB resizing, spurious wake-ups (every wait
+// here re-tests its predicate in a loop), the non-TCG accelerators and weak
+// memory.
 //
 // Sources: seed 000_b36807347ebe5ed1 ("[PATCH v8 74/74] cputlb: queue async
-// flush jobs without the BQL", Emilio G. Cota); QEMU accel/tcg/cputlb.c of
-// the v5.0 era (the seed's context) and at 0039e5fd22344fec664c980d7a27443568834264;
-// cpus-common.c and cpus.c of the per-CPU-lock branch, cota/qemu
-// 09addeed1581c6b073f6e4c3f5a78953681c8f19 and 031cfd0447efaafb1759f0f7f1808144ef1c4cf1;
-// ba3186c4e473963ba83b5792f3d02d4ac0a76ba5 (the _synced API and its
-// contract); 4ddc104689b and 82676f1fc4b1511a5fe32256aaec885d200ffbf6
-// (target/ppc tlbie fixes: the non-synced flush and the TB that is not
-// ended); /work/shared/protocols/qemu.md, sections A.1, A.2, A.4 and A.5.
+// flush jobs without the BQL", Emilio G. Cota); QEMU accel/tcg/cputlb.c at
+// 570ef3093b5ed327249397ad0295cf01c67d9db4 (v5.0, the seed's base) and at
+// 0039e5fd22344fec664c980d7a27443568834264 (master); exec.c and
+// include/exec/ram_addr.h of the v5.0 era; cpus-common.c and cpus.c of the
+// per-CPU-lock branch, cota/qemu 09addeed1581c6b073f6e4c3f5a78953681c8f19
+// and 031cfd0447efaafb1759f0f7f1808144ef1c4cf1; 9458a9a1df1a (run_on_cpu
+// after the dirty sync); aa8dc044772 and its fix
+// 03bfc2188f061aa8381403f9280555f4e22c35a2; Nicholas Piggin's RFC
+// <20240220041922.373029-2-npiggin@gmail.com>; 0d58c660689f6da1e3feff8a997014003d928b3b;
+// ba3186c4e473963ba83b5792f3d02d4ac0a76ba5 (the _synced API);
+// 4ddc104689b and 82676f1fc4b1511a5fe32256aaec885d200ffbf6 (target/ppc
+// tlbie fixes); /work/shared/protocols/qemu.md, sections A.1, A.2, A.4
+// and A.5.
 package cputlb

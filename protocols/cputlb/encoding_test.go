@@ -9,44 +9,58 @@ import (
 	"github.com/protocheck/protocheck/model/modeltest"
 )
 
-// TestEncodingRoundTrips: along random executions of every variant, each
-// at one size (one to three targets, one to three accesses), every state
-// round-trips through its encoding and steps the same (successor and
-// label) from a decoded copy as from itself, so the encoding misses
-// nothing a step reads.
+// TestEncodingRoundTrips: along random executions of one variant per
+// shape of the encoding (with and without each environment thread, one to
+// three targets, one and two sources, one to three accesses, two dirty
+// syncs), every state round-trips through its encoding and steps the same
+// (successor and label) from a decoded copy as from itself, so the
+// encoding misses nothing a step reads.
 func TestEncodingRoundTrips(t *testing.T) {
-	sizes := map[string]model.Params{
-		"synced":           {"cpus": maxCPUs, "accesses": 2},
-		"synced-no-bql":    {"cpus": 3, "accesses": 3},
-		"non-synced":       {"cpus": 2, "accesses": 1},
-		"synced-no-tb-end": {"cpus": 3, "accesses": 1},
-		"no-kick":          {"cpus": maxCPUs, "accesses": 3},
+	shapes := []struct {
+		variant string
+		p       model.Params
+	}{
+		{"synced-fixed", nil},
+		{"synced-no-bql", model.Params{"cpus": 3, "accesses": 3, "migration": 2, "commit": 0}},
+		{"synced-no-bql-fixed", model.Params{"sources": 2, "cpus": 3, "migration": 2}},
+		{"commit-direct", model.Params{"sources": 2, "cpus": maxCPUs, "migration": 0}},
+		{"no-kick", model.Params{"cpus": maxCPUs, "accesses": 3, "commit": 0}},
+		{"non-synced", nil},
 	}
-	for _, v := range Protocol.Variants {
-		p := sizes[v.Name]
-		m, _, err := Protocol.Instantiate(v.Name, p)
+	for _, sh := range shapes {
+		m, params, err := Protocol.Instantiate(sh.variant, sh.p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Run(fmt.Sprintf("%s/cpus=%d,accesses=%d", v.Name, p["cpus"], p["accesses"]), func(t *testing.T) {
-			modeltest.RoundTrip(t, m, 200)
+		t.Run(fmt.Sprintf("%s/%v", sh.variant, params), func(t *testing.T) {
+			modeltest.RoundTrip(t, m, 120)
 		})
 	}
 }
 
-// TestKeySize pins the size of an encoding: one byte per memory word
-// (two, plus three per vCPU), 15 per vCPU and 5 for the global locks,
-// condition variables and the observer: 61 bytes with three vCPUs.
+// TestKeySize pins the size of an encoding: one byte per memory word (the
+// PTEs and pending_cpus, three per vCPU, one more per vCPU for
+// memory_dispatch with the main loop and for wi.done with migration, the
+// dirty bit and D with migration, the map with the main loop), 18 per
+// vCPU, 3 per environment thread and 6 for the global locks, condition
+// variables and observers: 63 bytes at the default size.
 func TestKeySize(t *testing.T) {
 	for n := 2; n <= maxCPUs; n++ {
-		m, _, err := Protocol.Instantiate("synced", model.Params{"cpus": n})
-		if err != nil {
-			t.Fatal(err)
+		for _, env := range []struct{ mig, commit int }{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+			m, _, err := Protocol.Instantiate("synced", model.Params{"cpus": n, "migration": env.mig, "commit": env.commit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			words := 1 + 1 + 3*n + env.commit*(n+1) + env.mig*(n+2)
+			want := words + cpuKeyLen*n + (env.mig+env.commit)*envKeyLen + globalKeyLen
+			if got := len(m.Init().AppendKey(nil)); got != want {
+				t.Errorf("cpus=%d migration=%d commit=%d: key of %d bytes, want %d", n, env.mig, env.commit, got, want)
+			}
 		}
-		want := (2 + 3*n) + cpuKeyLen*n + 5
-		if got := len(m.Init().AppendKey(nil)); got != want {
-			t.Errorf("cpus=%d: key of %d bytes, want %d", n, got, want)
-		}
+	}
+	m, _, _ := Protocol.Instantiate("synced", nil)
+	if got := len(m.Init().AppendKey(nil)); got != 63 {
+		t.Errorf("default: key of %d bytes, want 63", got)
 	}
 }
 
@@ -55,7 +69,7 @@ func TestKeySize(t *testing.T) {
 // the same encoding and variables, and shares no memory with the source:
 // stepping the copy leaves the source as it was.
 func TestCopyFrom(t *testing.T) {
-	for _, p := range []model.Params{nil, {"cpus": 3, "accesses": 1}} {
+	for _, p := range []model.Params{nil, {"cpus": 3, "sources": 2, "migration": 0, "commit": 0}} {
 		m, _, err := Protocol.Instantiate("synced", p)
 		if err != nil {
 			t.Fatal(err)

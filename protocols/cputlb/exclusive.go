@@ -6,7 +6,8 @@ import "github.com/protocheck/protocheck/model"
 // end_exclusive (upstream lock-free protocol). In the per-CPU-lock branch
 // the vCPU loop holds no BQL, so there is no bql_unlock around it.
 // protocols/exclusive models this protocol fully (several initiators,
-// nesting, its known bugs); here there is one initiator, the source.
+// nesting, its known bugs); here the initiators are the sources, one or
+// two.
 func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
 	name := cpuNames[t]
@@ -38,7 +39,7 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 				prefix += "woken, re-acquires qemu_cpu_list_lock; "
 			}
 		}
-		if p := x.Load(s.mem, wPending); p != 0 {
+		if p := x.Load(s.mem, m.aPending); p != 0 {
 			if relock {
 				// Waiting again is a step of its own.
 				if x.Labelling() {
@@ -54,7 +55,7 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 			v.pc = pcExclIdleRelock
 			return
 		}
-		x.Store(s.mem, wPending, 1)
+		x.Store(s.mem, m.aPending, 1)
 		if x.Labelling() {
 			x.Labelf("%sexclusive_idle: pending_cpus == 0; atomic_set(pending_cpus, 1)", prefix)
 		}
@@ -70,9 +71,9 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 		// read is skipped.
 		o := int(v.idx)
 		x.Fence()
-		if x.Load(s.mem, wRunning(o)) != 0 {
+		if x.Load(s.mem, m.aRunning[o]) != 0 {
 			// has_waiter is only accessed under the lock.
-			x.Store(s.mem, wHasWaiter(o), 1)
+			x.Store(s.mem, m.aHasWaiter[o], 1)
 			v.count++
 			if x.Labelling() {
 				x.Labelf("start_exclusive(%s): smp_mb; atomic_read(%s->running) == true: has_waiter = true, running_cpus = %d", name, cpuNames[o], v.count)
@@ -93,7 +94,8 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 		m.scanNext(t, v)
 	case pcExclPending:
 		p := uint64(v.count) + 1
-		x.Store(s.mem, wPending, p)
+		v.count = 0 // running_cpus is a local of start_exclusive
+		x.Store(s.mem, m.aPending, p)
 		if x.Labelling() {
 			x.Labelf("start_exclusive(%s): atomic_set(pending_cpus, %d)", name, p)
 		}
@@ -113,7 +115,7 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 		if s.exclCond.Waiting(t) {
 			x.Block()
 			if x.Labelling() {
-				x.Labelf("exclusive_cond (start_exclusive: pending_cpus == 1, it is %d)", s.mem.Peek(wPending))
+				x.Labelf("exclusive_cond (start_exclusive: pending_cpus == 1, it is %d)", s.mem.Peek(m.aPending))
 			}
 			return
 		}
@@ -121,7 +123,7 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 			return
 		}
 		x.Lock(&s.listLock, listLock)
-		p := x.Load(s.mem, wPending)
+		p := x.Load(s.mem, m.aPending)
 		if p > 1 {
 			if x.Labelling() {
 				x.Labelf("start_exclusive(%s): woken, re-acquires qemu_cpu_list_lock; pending_cpus == %d > 1", name, p)
@@ -152,10 +154,8 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 		}
 		v.pc = pcSafeRun
 	case pcSafeRun:
-		m.flushOwnTLB(s, t, x)
-		if x.Labelling() {
-			x.Labelf("%s(%s): safe work flushes page X from %s's TLB, g_free(d)", flushFn, name, name)
-		}
+		// The source's own flush, inside its exclusive section.
+		m.runFunc(s, t, x, "")
 		v.pc = pcEndExclLock
 	case pcEndExclLock:
 		if listLockBusy(s, x) {
@@ -169,7 +169,7 @@ func (m *machine) stepExclusive(s *state, t int, x *model.Exec) {
 	case pcEndExclStore:
 		// The store and the broadcast are one step: exclusive_resume's
 		// waiters re-test pending_cpus only after re-acquiring the lock.
-		x.Store(s.mem, wPending, 0)
+		x.Store(s.mem, m.aPending, 0)
 		x.Broadcast(&s.resumeCond, "exclusive_resume")
 		if x.Labelling() {
 			x.Labelf("end_exclusive(%s): atomic_set(pending_cpus, 0); qemu_cond_broadcast(exclusive_resume)", name)

@@ -14,14 +14,14 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 	name := cpuNames[t]
 	switch v.pc {
 	case pcStart:
-		x.Store(s.mem, wRunning(t), 1)
+		x.Store(s.mem, m.aRunning[t], 1)
 		if x.Labelling() {
 			x.Labelf("cpu_exec_start(%s): atomic_set(running, true)", name)
 		}
 		v.pc = pcStartCheck
 	case pcStartCheck:
 		x.Fence()
-		if p := x.Load(s.mem, wPending); p != 0 {
+		if p := x.Load(s.mem, m.aPending); p != 0 {
 			if x.Labelling() {
 				x.Labelf("cpu_exec_start(%s): smp_mb; pending_cpus == %d, slow path", name, p)
 			}
@@ -46,14 +46,14 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 		// accessed under qemu_cpu_list_lock, running is only read under it
 		// (start_exclusive) and pending_cpus only written under it, so no
 		// other thread can tell these accesses apart from one step.
-		if x.Load(s.mem, wHasWaiter(t)) != 0 {
+		if x.Load(s.mem, m.aHasWaiter[t]) != 0 {
 			if x.Labelling() {
 				x.Labelf("cpu_exec_start(%s): has_waiter: counted in pending_cpus, run until kicked", name)
 			}
 			v.pc = pcStartUnlock
 			return
 		}
-		x.Store(s.mem, wRunning(t), 0)
+		x.Store(s.mem, m.aRunning[t], 0)
 		prefix := ""
 		if x.Labelling() {
 			prefix = "cpu_exec_start(" + name + "): not counted: atomic_set(running, false); "
@@ -67,14 +67,14 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 			return
 		}
 		x.Lock(&s.listLock, listLock)
-		if p := x.Load(s.mem, wPending); p != 0 {
+		if p := x.Load(s.mem, m.aPending); p != 0 {
 			if x.Labelling() {
 				x.Labelf("cpu_exec_start(%s): woken, re-acquires qemu_cpu_list_lock; exclusive_idle: pending_cpus == %d", name, p)
 			}
 			v.pc = pcStartRewait
 			return
 		}
-		x.Store(s.mem, wRunning(t), 1)
+		x.Store(s.mem, m.aRunning[t], 1)
 		if x.Labelling() {
 			x.Labelf("cpu_exec_start(%s): woken, re-acquires qemu_cpu_list_lock; exclusive_idle: pending_cpus == 0; atomic_set(running, true)", name)
 		}
@@ -100,7 +100,7 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 // prefix starts the label (when labelling).
 func (m *machine) exclusiveIdle(s *state, t int, x *model.Exec, prefix string) {
 	v := &s.cpu[t]
-	if p := x.Load(s.mem, wPending); p != 0 {
+	if p := x.Load(s.mem, m.aPending); p != 0 {
 		x.Wait(&s.resumeCond, "exclusive_resume", &s.listLock, listLock)
 		if x.Labelling() {
 			x.Labelf("%sexclusive_idle: pending_cpus == %d, qemu_cond_wait(exclusive_resume)", prefix, p)
@@ -108,7 +108,7 @@ func (m *machine) exclusiveIdle(s *state, t int, x *model.Exec, prefix string) {
 		v.pc = pcStartRelock
 		return
 	}
-	x.Store(s.mem, wRunning(t), 1)
+	x.Store(s.mem, m.aRunning[t], 1)
 	if x.Labelling() {
 		x.Labelf("%sexclusive_idle: pending_cpus == 0; atomic_set(running, true)", prefix)
 	}
@@ -121,14 +121,14 @@ func (m *machine) stepExecEnd(s *state, t int, x *model.Exec) {
 	name := cpuNames[t]
 	switch v.pc {
 	case pcEnd:
-		x.Store(s.mem, wRunning(t), 0)
+		x.Store(s.mem, m.aRunning[t], 0)
 		if x.Labelling() {
 			x.Labelf("cpu_exec_end(%s): atomic_set(running, false)", name)
 		}
 		v.pc = pcEndCheck
 	case pcEndCheck:
 		x.Fence()
-		if p := x.Load(s.mem, wPending); p != 0 {
+		if p := x.Load(s.mem, m.aPending); p != 0 {
 			if x.Labelling() {
 				x.Labelf("cpu_exec_end(%s): smp_mb; pending_cpus == %d, slow path", name, p)
 			}
@@ -151,16 +151,16 @@ func (m *machine) stepExecEnd(s *state, t int, x *model.Exec) {
 	case pcEndWaiter:
 		// has_waiter and pending_cpus are written only under the lock:
 		// the test, the clear and the decrement are one step.
-		if x.Load(s.mem, wHasWaiter(t)) == 0 {
+		if x.Load(s.mem, m.aHasWaiter[t]) == 0 {
 			if x.Labelling() {
 				x.Labelf("cpu_exec_end(%s): no has_waiter: not counted, pending_cpus untouched", name)
 			}
 			v.pc = pcEndUnlock
 			return
 		}
-		x.Store(s.mem, wHasWaiter(t), 0)
-		p := x.Load(s.mem, wPending) - 1
-		x.Store(s.mem, wPending, p)
+		x.Store(s.mem, m.aHasWaiter[t], 0)
+		p := x.Load(s.mem, m.aPending) - 1
+		x.Store(s.mem, m.aPending, p)
 		if x.Labelling() {
 			x.Labelf("cpu_exec_end(%s): has_waiter = false; atomic_set(pending_cpus, %d)", name, p)
 		}

@@ -1,33 +1,65 @@
 package cputlb
 
 import (
-	"fmt"
-
 	"github.com/protocheck/protocheck/model"
 )
 
-// The source's guest program, one TB: clear the PTE of page X, execute the
-// broadcast invalidate (the helper calls the flush function), and then the
-// next instruction, which is the synchronisation point of no-stale-
-// translation (in H9's litmus test: *memP = 1 after tlbie; tlbsync;
-// ptesync).
+// A source's guest program, one TB: clear the PTE of its page X_s, execute
+// the broadcast invalidate (the helper calls the flush function), and then
+// the next instruction, which is the synchronisation point of
+// no-stale-translation (in H9's litmus test: *memP = 1 after tlbie;
+// tlbsync; ptesync).
 const (
 	gClearPTE    uint8 = iota // *pte = 0
-	gQueue                    // flush_all_helper: one remote job per target (idx): cpu->lock, append
+	gQueue                    // flush_all_helper: one remote job per other vCPU (idx): cpu->lock, append
 	gQueueKick                // ... qemu_cpu_kick
 	gQueueUnlock              // ... unlock
-	gOwn                      // the source's own flush: safe work, or at once
+	gOwn                      // the source's own flush: async_safe_run_on_cpu (lock, append), or at once
+	gOwnKick                  // ... qemu_cpu_kick(self)
+	gOwnUnlock                // ... unlock
 	gTBEnd                    // cpu_loop_exit, or fall through to the next instruction
 	gNext                     // the next instruction, in a later TB (after cpu_loop_exit)
 	gSrcDone                  // the guest halts
 )
 
+// A target's guest program is a list of accesses, one per TB: loads from
+// the sources' pages, and, on the first target, an MMIO read of M (when
+// the main loop commits a transaction) and two stores to D (when the
+// migration thread syncs the dirty bitmap): the first races the sync (a
+// store through the writable entry, through notdirty_write after a reset,
+// or through tlb_fill after a flush), the second, after the migration
+// thread has sent D, is the one a lost dirty bit loses.
+type op uint8
+
+const (
+	opLoadX0 op = iota
+	opLoadX1
+	opMMIO
+	opStoreD
+)
+
+func (m *machine) targetProgram(c int) []op {
+	var prog []op
+	for i := 0; i < int(m.accesses); i++ {
+		prog = append(prog, opLoadX0+op(i%m.sources))
+	}
+	if c == m.envCPU {
+		if m.commits > 0 {
+			prog = append(prog, opMMIO)
+		}
+		if m.rounds > 0 {
+			prog = append(prog, opStoreD, opStoreD)
+		}
+	}
+	return prog
+}
+
 // programDone: the guest has nothing left to execute and will halt.
 func (m *machine) programDone(t int, v *vcpu) bool {
-	if t == src {
+	if m.isSource(t) {
 		return v.guest == gSrcDone
 	}
-	return v.guest == m.accesses
+	return int(v.guest) == len(m.program[t])
 }
 
 func (m *machine) flushName() string {
@@ -49,7 +81,7 @@ func (m *machine) stepExec(s *state, t int, x *model.Exec) {
 				x.Labelf("cpu_exec(%s): cpu->halted, return EXCP_HALTED", name)
 			}
 			v.pc = pcEnd
-		case x.Load(s.mem, wExitReq(t)) != 0:
+		case x.Load(s.mem, m.aExitReq[t]) != 0:
 			if x.Labelling() {
 				x.Labelf("cpu_exec(%s): exit_request set, leave cpu_exec", name)
 			}
@@ -64,103 +96,82 @@ func (m *machine) stepExec(s *state, t int, x *model.Exec) {
 			if x.Labelling() {
 				x.Labelf("cpu_exec(%s): exit_request clear, run the next TB", name)
 			}
+			v.sub, v.reg = 0, 0
 			v.pc = pcGuest
 		}
 		return
 	}
-	if t == src {
-		m.stepSource(s, x)
+	if m.isSource(t) {
+		m.stepSource(s, t, x)
 		return
 	}
-	m.stepTarget(s, t, x)
-}
-
-// stepTarget is one guest access to page X by a target vCPU: a TLB hit
-// uses the cached translation; a miss walks the page table (tlb_fill) and
-// either fills the TLB (the use is the next step) or raises a page fault.
-func (m *machine) stepTarget(s *state, t int, x *model.Exec) {
-	v := &s.cpu[t]
-	name := cpuNames[t]
-	if v.tlb {
-		x.Touch(tlbNames[t], false)
-		if x.Recording() {
-			x.Call(t, access{})
-			x.Return(t, mapped)
-		}
-		if x.Labelling() {
-			x.Labelf("cpu_exec(%s): guest load from page X hits the softmmu TLB entry X->P", name)
-		}
-		if s.resumed {
-			x.Fail(NoStaleTranslation, "%s translates page X with the TLB entry X->P cached before cpu0 cleared the PTE, "+
-				"after cpu0 executed the instruction following %s: %s's flush item has not run (%s)",
-				name, m.flushName(), name, m.staleCause(s, t))
-		}
+	var finished bool
+	switch o := m.program[t][v.guest]; o {
+	case opLoadX0, opLoadX1:
+		finished = m.stepLoad(s, t, int(o-opLoadX0), x)
+	case opMMIO:
+		finished = m.stepMMIO(s, t, x)
+	case opStoreD:
+		finished = m.stepStore(s, t, x)
+	}
+	if finished {
 		v.guest++
+		v.sub, v.reg = 0, 0
 		v.pc = pcExec
-		return
 	}
-	if x.Load(s.mem, wPTE) != 0 {
-		x.Touch(tlbNames[t], true)
-		v.tlb = true
-		if x.Labelling() {
-			x.Labelf("tlb_fill(%s): page walk finds pte(X) -> P, fill the TLB", name)
-		}
-		return
-	}
-	if x.Recording() {
-		x.Call(t, access{})
-		x.Return(t, fault)
-	}
-	if x.Labelling() {
-		x.Labelf("tlb_fill(%s): page walk finds pte(X) clear: guest page fault", name)
-	}
-	v.guest++
-	v.pc = pcExec
 }
 
-// staleCause says where the target's flush item is, for the message.
-func (m *machine) staleCause(s *state, t int) string {
+// staleCause says where vCPU t's flush of page X_p is, for the message.
+func (m *machine) staleCause(s *state, t, p int) string {
 	v := &s.cpu[t]
+	queued := false
+	for i := 0; i < int(v.qlen); i++ {
+		if k := v.queue[i]; k.src() == p && (k.kind() == itemRemoteBQL || k.kind() == itemRemoteNoBQL) {
+			queued = true
+		}
+	}
 	switch {
-	case v.qlen > 0 && s.mem.Peek(wExitReq(t)) == 0:
+	case queued && s.mem.Peek(m.aExitReq[t]) == 0:
 		return "it sits on the work list and exit_request is clear, so cpu_exec keeps running TBs"
-	case v.qlen > 0:
+	case queued:
 		return "it sits on the work list; exit_request is set but the TB runs before the next check"
-	case v.posted == 0:
+	case s.cpu[p].guest <= gQueue && s.cpu[p].idx <= uint8(t):
 		return "it has not even been queued"
 	}
 	return "it is being run"
 }
 
-// stepSource is the source's TB.
-func (m *machine) stepSource(s *state, x *model.Exec) {
-	v := &s.cpu[src]
+// stepSource is source t's TB.
+func (m *machine) stepSource(s *state, t int, x *model.Exec) {
+	v := &s.cpu[t]
 	fn := m.flushName()
 	switch v.guest {
 	case gClearPTE:
-		x.Store(s.mem, wPTE, 0)
+		x.Store(s.mem, m.aPTE[t], 0)
 		if x.Recording() {
-			x.Call(src, clearPTE{})
-			x.Return(src, done)
-			x.Call(src, invalidate{})
+			x.Call(t, clearPTE{t})
+			x.Return(t, done)
+			x.Call(t, invalidate{t})
 		}
-		x.Label("cpu_exec(cpu0): guest clears pte(X) (*pte = 0; ptesync), then executes the broadcast invalidate")
+		if x.Labelling() {
+			x.Labelf("cpu_exec(%s): guest clears pte(%s) (*pte = 0; ptesync), then executes the broadcast invalidate", cpuNames[t], pageNames[t])
+		}
 		v.guest = gQueue
-		v.idx = 1
+		v.idx = uint8(m.nextOther(t, 0))
 	case gQueue:
-		// queue_work_on_cpu on a target: lock its cpu->lock and append,
-		// kick, unlock (work.go).
+		// queue_work_on_cpu on another vCPU: lock its cpu->lock and
+		// append, kick, unlock (work.go).
 		c := int(v.idx)
 		if cpuLockBusy(s, c, x) {
 			return
 		}
-		it := itemRemoteBQL
+		it := pageItem(itemRemoteBQL, t)
 		if m.cfg.noBQL {
-			it = itemRemoteNoBQL
+			it = pageItem(itemRemoteNoBQL, t)
 		}
 		m.queueLock(s, c, it, x)
 		if x.Labelling() {
-			x.Labelf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(c, true), cpuLockNames[c], workLists[c])
+			x.Labelf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(t, c, true), cpuLockNames[c], workLists[c])
 		}
 		v.guest = gQueueKick
 		if !m.cfg.kickQueue {
@@ -170,20 +181,20 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 		c := int(v.idx)
 		m.kick(s, c, x)
 		if x.Labelling() {
-			x.Labelf("%s: qemu_cpu_kick(%s): qemu_cond_broadcast(%s->halt_cond), cpu_exit", m.queueCall(c, false), cpuNames[c], cpuNames[c])
+			x.Label(m.queueCall(t, c, false) + ": " + kickLabel(c))
 		}
 		v.guest = gQueueUnlock
 	case gQueueUnlock:
 		c := int(v.idx)
-		m.queueUnlock(s, c, x)
+		x.Unlock(&s.cpuLock[c], cpuLockNames[c])
 		if x.Labelling() {
 			if m.cfg.kickQueue {
-				x.Labelf("%s: qemu_mutex_unlock(%s)", m.queueCall(c, false), cpuLockNames[c])
+				x.Labelf("%s: qemu_mutex_unlock(%s)", m.queueCall(t, c, false), cpuLockNames[c])
 			} else {
-				x.Labelf("%s: qemu_mutex_unlock(%s) without a kick", m.queueCall(c, false), cpuLockNames[c])
+				x.Labelf("%s: qemu_mutex_unlock(%s) without a kick", m.queueCall(t, c, false), cpuLockNames[c])
 			}
 		}
-		v.idx++
+		v.idx = uint8(m.nextOther(t, c+1))
 		v.guest = gQueue
 		if int(v.idx) == m.n {
 			v.idx = 0
@@ -191,66 +202,82 @@ func (m *machine) stepSource(s *state, x *model.Exec) {
 		}
 	case gOwn:
 		if m.cfg.synced {
-			// On its own cpu->lock, which only the source takes (and
-			// not while it runs guest code): one step (work.go). The
-			// lock is free here; were it not, the step would wait.
-			if cpuLockBusy(s, src, x) {
+			if cpuLockBusy(s, t, x) {
 				return
 			}
-			m.queueLock(s, src, itemSafe, x)
-			m.kick(s, src, x)
-			m.queueUnlock(s, src, x)
+			m.queueLock(s, t, pageItem(itemSafe, t), x)
 			if x.Labelling() {
-				x.Labelf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn)
+				x.Labelf("%s: async_safe_run_on_cpu(%s, %s, %s): qemu_mutex_lock(%s), append to %s", fn, cpuNames[t], flushFn, pageNames[t], cpuLockNames[t], workLists[t])
 			}
-		} else {
-			// The non-synced helper flushes the source at once
-			// (tlb_flush_page_by_mmuidx_async_0), not through a work item.
-			x.Touch(tlbNames[src], true)
-			v.tlb = false
-			if x.Labelling() {
-				x.Labelf("%s: tlb_flush_page_by_mmuidx_async_0(cpu0): flush page X from cpu0's TLB at once", fn)
-			}
+			v.guest = gOwnKick
+			return
+		}
+		// The non-synced helper flushes the source at once
+		// (tlb_flush_page_by_mmuidx_async_0), not through a work item.
+		m.flushPage(s, t, t, x)
+		if x.Labelling() {
+			x.Labelf("%s: tlb_flush_page_by_mmuidx_async_0(%s): qemu_spin_lock(%s); flush page %s at once; qemu_spin_unlock", fn, cpuNames[t], tlbLockNames[t], pageNames[t])
+		}
+		v.guest = gTBEnd
+	case gOwnKick:
+		m.kick(s, t, x)
+		if x.Labelling() {
+			x.Labelf("%s: async_safe_run_on_cpu(%s): %s", fn, cpuNames[t], kickLabel(t))
+		}
+		v.guest = gOwnUnlock
+	case gOwnUnlock:
+		x.Unlock(&s.cpuLock[t], cpuLockNames[t])
+		if x.Labelling() {
+			x.Labelf("%s: async_safe_run_on_cpu(%s): qemu_mutex_unlock(%s)", fn, cpuNames[t], cpuLockNames[t])
 		}
 		v.guest = gTBEnd
 	case gTBEnd:
 		if m.cfg.endTB {
-			x.Label("cpu_loop_exit(cpu0): the helper ends the TB, leave cpu_exec")
+			if x.Labelling() {
+				x.Labelf("cpu_loop_exit(%s): the helper ends the TB, leave cpu_exec", cpuNames[t])
+			}
 			v.guest = gNext
 			v.pc = pcEnd
 			return
 		}
-		m.nextInstruction(s, x, "the TB goes on: ")
+		m.nextInstruction(s, t, x, "the TB goes on: ")
 	case gNext:
-		m.nextInstruction(s, x, "")
+		m.nextInstruction(s, t, x, "")
 	}
 }
 
-// queueCall names flush_all_helper's async_run_on_cpu call on target c,
-// with the function queued in the first of its steps.
-func (m *machine) queueCall(c int, withFn bool) string {
+// queueCall names flush_all_helper's async_run_on_cpu call of source src
+// on vCPU c, with the function queued in the first of its steps.
+func (m *machine) queueCall(src, c int, withFn bool) string {
 	async := "async_run_on_cpu"
 	if m.cfg.noBQL {
 		async = "async_run_on_cpu_no_bql"
 	}
 	if withFn {
-		return fmt.Sprintf("%s: flush_all_helper: %s(%s, %s)", m.flushName(), async, cpuNames[c], flushFn)
+		return m.flushName() + ": flush_all_helper: " + async + "(" + cpuNames[c] + ", " + flushFn + ", " + pageNames[src] + ")"
 	}
-	return fmt.Sprintf("%s: flush_all_helper: %s(%s)", m.flushName(), async, cpuNames[c])
+	return m.flushName() + ": flush_all_helper: " + async + "(" + cpuNames[c] + ")"
 }
 
-// nextInstruction is the source's guest instruction after the invalidate:
-// from here on no vCPU may use a translation cached before it.
-func (m *machine) nextInstruction(s *state, x *model.Exec, how string) {
-	v := &s.cpu[src]
+// nextInstruction is source t's guest instruction after the invalidate:
+// from here on no vCPU may use a translation of X_t cached before it.
+func (m *machine) nextInstruction(s *state, t int, x *model.Exec, how string) {
+	v := &s.cpu[t]
 	x.Touch("frame P", true)
 	if x.Recording() {
-		x.Return(src, done)
+		x.Return(t, done)
 	}
-	s.resumed = true
+	s.resumed |= 1 << uint(t)
 	if x.Labelling() {
-		x.Labelf("cpu_exec(cpu0): %sguest executes the instruction after the invalidate (*memP = 1): the flush must be complete", how)
+		x.Labelf("cpu_exec(%s): %sguest executes the instruction after the invalidate (*memP = 1): the flush must be complete", cpuNames[t], how)
 	}
 	v.guest = gSrcDone
 	v.pc = pcExec
+}
+
+// flushInProgress: source s has cleared its PTE and started its
+// broadcast invalidate, and has not yet executed the next instruction.
+func (m *machine) flushInProgress(s *state, src int) bool {
+	g := s.cpu[src].guest
+	return g > gClearPTE && g < gSrcDone
 }

@@ -1,21 +1,19 @@
 package cputlb
 
-// The real implementation of the broadcast TLB invalidate, written against
-// explorer/rt: one goroutine per vCPU running mttcg's loop of the
-// per-CPU-lock branch (qemu_tcg_cpu_thread_fn: cpu_exec_start, cpu_exec,
-// cpu_exec_end, atomic_mb_set(exit_request, 0), qemu_tcg_wait_io_event,
-// process_queued_cpu_work), cpu0 executing the guest TLB invalidate whose
-// helper calls tlb_flush_page_by_mmuidx_all_cpus_synced (flush_all_helper
-// with async_run_on_cpu or async_run_on_cpu_no_bql and qemu_cpu_kick, then
-// async_safe_run_on_cpu for its own flush and cpu_loop_exit), and the
-// targets loading from page X through their softmmu TLB.
+// The real implementation of the broadcast TLB invalidate and of the other
+// threads that touch a vCPU's TLB, written against explorer/rt: one
+// goroutine per vCPU running mttcg's loop of the per-CPU-lock branch
+// (qemu_tcg_cpu_thread_fn: cpu_exec_start, cpu_exec, cpu_exec_end,
+// atomic_mb_set(exit_request, 0), qemu_tcg_wait_io_event,
+// process_queued_cpu_work), the sources executing the guest TLB invalidate
+// whose helper calls tlb_flush_page_by_mmuidx_all_cpus_synced
+// (flush_all_helper with async_run_on_cpu or async_run_on_cpu_no_bql and
+// qemu_cpu_kick, then async_safe_run_on_cpu for its own flush and
+// cpu_loop_exit), the targets loading, storing and reading MMIO through
+// their softmmu TLB, the migration thread (dirty sync, tlb_reset_dirty,
+// run_on_cpu) and the main loop (tcg_commit).
 //
-// It mirrors the code the model mirrors (doc.go): seed 000_b36807347ebe5ed1;
-// QEMU accel/tcg/cputlb.c of the v5.0 era and at 0039e5fd2234; cpus-common.c
-// and cpus.c of the per-CPU-lock branch, cota/qemu 09addeed1581 and
-// 031cfd0447ef; ba3186c4e473 (the _synced contract); 4ddc104689b and
-// 82676f1fc4b1 (the non-synced flush and the TB that is not ended);
-// /work/shared/protocols/qemu.md A.1, A.2, A.4, A.5.
+// It mirrors the code the model mirrors (doc.go).
 //
 // # Steps
 //
@@ -26,52 +24,35 @@ package cputlb
 // step's primitive depends on shared state, that state is read with a
 // lock held that its writers need, at the end of the previous step:
 //
-//   - cpu->lock is an rt.Mutex in both modes, and halt_cond an rt.Cond on
-//     it. The vCPU takes cpu->lock with atomic_mb_set(exit_request, 0)
-//     and keeps it into qemu_tcg_wait_io_event, as the branch does; the
-//     idle test is done with the lock held, so the next step is known:
-//     qemu_cond_wait(halt_cond) (Cond.WaitAs, whose wake-up step has the
-//     model's label) or, not idle, the unlock after the pop.
-//     queue_work_on_cpu takes the target's cpu->lock as a step, appends,
-//     kicks (qemu_cond_broadcast(halt_cond), which rt says whom it woke;
-//     a halted vCPU is enabled only once kicked, as in the model) and
-//     unlocks, three steps as in the model (work.go).
-//   - Sections the model folds into one step because nobody else can
-//     hold the lock then (process_queued_cpu_work's g_free(wi) and next
-//     pop, the source queueing on its own cpu->lock) have one anchor
-//     primitive (Env.Yield) and do the rest as local computation right
-//     after it: under control only one goroutine runs, so they take no
-//     lock; in real mode they take cpu->lock inside the step (lockCPU).
-//   - The shared words that folded steps touch (pending_cpus, running,
-//     has_waiter, exit_request) are plain sync/atomic words: a folded step
-//     reads and writes them after its anchor, which an rt.Word could not
-//     do without a scheduling point of its own. pte(X) is only ever
-//     accessed by one-access steps and is an rt.Word8.
-//   - Under qemu_cpu_list_lock, values written only under that lock
-//     (pending_cpus, has_waiter, the caller's running) are read at the end
-//     of the previous step when the next step's primitive depends on them
-//     (a Cond wait or not): the lock is held in between, so nobody can
-//     change them, and the label (which carries the value) is known before
-//     the primitive. exclusive_cond and exclusive_resume are rt.Conds on
-//     qemu_cpu_list_lock, waited on with Cond.WaitAs: the wake-up step is
-//     the model's re-acquire step, its label completed with Env.Note once
-//     the predicate is re-tested; waiting again is a step of its own in
-//     both.
+//   - The BQL, qemu_cpu_list_lock and each cpu->lock are rt.Mutexes;
+//     exclusive_cond, exclusive_resume, halt_cond and cpu->cond rt.Conds.
+//     Each step the model takes on them is the rt primitive, with the
+//     step's other accesses done as local computation right after it
+//     (under control only one goroutine runs).
+//   - tlb.c.lock: every critical section on it is one model step
+//     (softmmu.go), so it is never held between steps. Here each section
+//     is one anchor primitive (Env.Yield) followed by the section, which
+//     takes a plain sync.Mutex in real mode (under control nothing runs
+//     concurrently with it).
+//   - The shared words that steps with another anchor touch (pending_cpus,
+//     running, has_waiter, exit_request, the TLB entries, the dirty
+//     bitmap, D's contents, memory_dispatch, the current map, wi.done) are
+//     plain sync/atomic words, read and written after the step's anchor.
+//     The PTEs, only ever accessed by one-access steps, are rt.Word8s.
 //
 // rt has no "done" state for a goroutine parked forever (the model's vCPU
-// asleep on halt_cond with nothing left to do, whose step says Done): a run
-// whose goroutines all wait is a deadlock. A vCPU whose guest has halted,
-// whose work list is empty and to which nothing can be queued any more
-// (cpu0 after its own flush; a target whose flush item was queued, which it
-// then ran) releases cpu->lock in the model's wait step, as the wait does,
-// and exits instead of waiting. Nothing could wake it: flush items are
-// queued once, and start_exclusive only kicks vCPUs it saw running, which
-// cannot reach qemu_tcg_wait_io_event before the kick (they block on
-// qemu_cpu_list_lock in cpu_exec_start or cpu_exec_end). A vCPU that sleeps
-// and is never kicked (no-kick) is the deadlock the model reports.
+// asleep on halt_cond with nothing left to do, whose step says Done): a
+// run whose goroutines all wait is a deadlock. A vCPU whose guest has
+// halted, whose work list is empty and to which every work item it will
+// ever get has been queued, releases cpu->lock in the model's wait step,
+// as the wait does, and exits instead of waiting: nothing could wake it.
+// A vCPU that sleeps while an item is still to come waits on halt_cond,
+// and the kick of whoever queues it wakes it; one that is never kicked
+// (no-kick) is the deadlock the model reports.
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/protocheck/protocheck/explorer/rt"
@@ -80,10 +61,19 @@ import (
 
 // Impl is the real implementation of every cputlb variant: each is a code
 // change (which flush function, which async_run_on_cpu, whether the TB is
-// ended, whether queue_work_on_cpu kicks).
+// ended, whether queue_work_on_cpu kicks, and the later fixes of the dirty
+// tracking and of tcg_commit).
 var Impl = &rt.Impl{
-	Variants: []string{"synced", "synced-no-bql", "non-synced", "synced-no-tb-end", "no-kick"},
+	Variants: variantNames(),
 	New:      newImpl,
+}
+
+func variantNames() []string {
+	out := make([]string, len(variants))
+	for i, v := range variants {
+		out[i] = v.Name
+	}
+	return out
 }
 
 func newImpl(variant string, p model.Params) (rt.Body, error) {
@@ -98,6 +88,12 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 			c := c
 			e.Go(cpuName(c), func() { r.vcpu(c) })
 		}
+		if m.rounds > 0 {
+			e.Go("migration", r.migration)
+		}
+		if m.commits > 0 {
+			e.Go("main-loop", r.mainLoop)
+		}
 		return r.finalCheck
 	}, nil
 }
@@ -107,15 +103,21 @@ type rcpu struct {
 	running   atomic.Uint32
 	hasWaiter atomic.Uint32 // written only under qemu_cpu_list_lock
 	exitReq   atomic.Uint32
+	tlbD      atomic.Uint32 // the TLB entry of D (written under tlbMu)
+	dispatch  atomic.Uint32 // cpu_ases[0].memory_dispatch (its generation)
+	done      atomic.Uint32 // the run_on_cpu item's wi.done (under lock)
 
-	// cpu->lock protects the work list, the work-once observers and
-	// queued; halt_cond waits with it.
+	// tlbMu is tlb.c.lock in real mode.
+	tlbMu sync.Mutex
+
+	// cpu->lock protects the work list and the work-once observers;
+	// halt_cond and cond wait with it.
 	lock     *rt.Mutex
 	haltCond *rt.Cond
+	cond     *rt.Cond
 	queue    []item
 
-	posted, ran, freedD, freedW int  // work-once observers
-	queued                      bool // the invalidate's flush item for this vCPU has been queued
+	posted, ran, freed int // work-once observers
 }
 
 // run is one execution: the shared objects of the machine.
@@ -123,22 +125,30 @@ type run struct {
 	e        *rt.Env
 	m        *machine
 	ctl      bool
-	pte      *rt.Word8
+	pte      [maxSources]*rt.Word8
 	pending  atomic.Uint32 // pending_cpus, written only under qemu_cpu_list_lock
 	listLock *rt.Mutex
 	bql      *rt.Mutex
 	exclCond *rt.Cond // exclusive_cond
 	resume   *rt.Cond // exclusive_resume
 	cpu      []*rcpu
-	// resumed is the observer of no-stale-translation: cpu0 has executed
-	// the guest instruction after the invalidate.
-	resumed atomic.Bool
+
+	dirty   atomic.Uint32 // D's bit in the migration dirty bitmap
+	ram     atomic.Uint32 // D's contents
+	curMap  atomic.Uint32 // address_space_memory's current map (generation)
+	syncing atomic.Bool   // observer: the migration thread holds a sync of D it has not sent
+	sent    atomic.Uint32 // observer: what the migration stream carries for D
+	// resumed is the observer of no-stale-translation: bit s, source s
+	// has executed the guest instruction after its invalidate.
+	resumed atomic.Uint32
 }
 
 func newRun(e *rt.Env, m *machine) *run {
 	r := &run{e: e, m: m, ctl: e.IsControlled()}
-	r.pte = e.Word8("pte(X)")
-	r.pte.Store("init: pte(X) -> P", 1)
+	for s := 0; s < m.sources; s++ {
+		r.pte[s] = e.Word8("pte(" + pageNames[s] + ")")
+		r.pte[s].Store("init: pte -> P", 1)
+	}
 	r.listLock = e.Mutex(listLock)
 	r.bql = e.Mutex("bql")
 	r.exclCond = e.Cond("exclusive_cond", r.listLock)
@@ -146,37 +156,46 @@ func newRun(e *rt.Env, m *machine) *run {
 	r.cpu = make([]*rcpu, m.n)
 	for c := range r.cpu {
 		rc := &rcpu{lock: e.Mutex(cpuLockName(c))}
-		rc.haltCond = e.Cond(cpuName(c)+"->halt_cond", rc.lock)
+		rc.haltCond = e.Cond(haltCondNames[c], rc.lock)
+		rc.cond = e.Cond(cpuCondNames[c], rc.lock)
 		r.cpu[c] = rc
+	}
+	if m.rounds > 0 {
+		r.cpu[m.envCPU].tlbD.Store(uint32(tlbWritable))
+		r.dirty.Store(1)
+		r.ram.Store(1)
 	}
 	return r
 }
 
-// lockCPU and unlockCPU bracket a cpu->lock section that the model folds
-// into one step because nobody else can hold the lock then: a real lock in
-// real mode, nothing under control (one goroutine runs, and the section
-// has no scheduling point).
-func (r *run) lockCPU(c int) {
+// tlbLock and tlbUnlock bracket a critical section on vCPU c's tlb.c.lock,
+// which is one step: a real lock in real mode, nothing under control (one
+// goroutine runs, and the section has no scheduling point).
+func (r *run) tlbLock(c int) {
 	if !r.ctl {
-		r.cpu[c].lock.Lock("qemu_mutex_lock(cpu->lock)")
+		r.cpu[c].tlbMu.Lock()
 	}
 }
 
-func (r *run) unlockCPU(c int) {
+func (r *run) tlbUnlock(c int) {
 	if !r.ctl {
-		r.cpu[c].lock.Unlock("qemu_mutex_unlock(cpu->lock)")
+		r.cpu[c].tlbMu.Unlock()
 	}
 }
 
-// vc is a vCPU thread's own state: where it is in its guest program, its
-// softmmu TLB entry for page X, and the work item it runs.
+// expected is the number of work items vCPU c gets in a complete run.
+func (r *run) expected(c int) int { return int(r.m.itemsFor(c)) }
+
+// vc is a vCPU thread's own state: where it is in its guest program, the
+// TLB entries only it writes, and the work item it runs.
 type vc struct {
 	r      *run
 	t      int
 	name   string
 	guest  uint8
 	halted bool
-	tlb    bool // X->P cached before the invalidate
+	tlbX   uint8 // bit s: X_s->P cached
+	tlbM   uint8 // 0 none, 1+g: M filled under dispatch generation g
 	cur    item
 	open   bool // real mode: an access's call is recorded, its return not yet
 }
@@ -184,7 +203,10 @@ type vc struct {
 // vcpu is qemu_tcg_cpu_thread_fn: it returns when the vCPU would sleep on
 // halt_cond for good (see the file comment).
 func (r *run) vcpu(t int) {
-	v := &vc{r: r, t: t, name: cpuName(t), tlb: true}
+	v := &vc{r: r, t: t, name: cpuName(t), tlbX: uint8(1)<<uint(r.m.sources) - 1}
+	if r.m.commits > 0 && t == r.m.envCPU {
+		v.tlbM = 1
+	}
 	for {
 		v.execStart()
 		v.exec()
@@ -253,7 +275,7 @@ func (v *vc) exclusiveIdle(wait string) {
 	}
 }
 
-// ---- cpu_exec and the guest programs (guest.go) ----
+// ---- cpu_exec and the guest programs (guest.go, softmmu.go) ----
 
 // exec is cpu_exec: the exit request is tested before each TB.
 func (v *vc) exec() {
@@ -274,55 +296,66 @@ func (v *vc) exec() {
 			return
 		}
 		r.e.Note("clear, run the next TB")
-		if v.t == src {
+		if r.m.isSource(v.t) {
 			if v.sourceTB() {
 				return
 			}
 			continue
 		}
-		v.targetTB()
+		switch o := r.m.program[v.t][v.guest]; o {
+		case opLoadX0, opLoadX1:
+			v.load(int(o - opLoadX0))
+		case opMMIO:
+			v.mmio()
+		case opStoreD:
+			v.store()
+		}
+		v.guest++
 	}
 }
 
 func (v *vc) programDone() bool {
-	if v.t == src {
+	if v.r.m.isSource(v.t) {
 		return v.guest == gSrcDone
 	}
-	return v.guest == v.r.m.accesses
+	return int(v.guest) == len(v.r.m.program[v.t])
 }
 
-// targetTB is one guest access to page X: a TLB hit, or tlb_fill (which
-// fills the TLB, the use being the next step, or faults).
-func (v *vc) targetTB() {
+// load is one guest load from page X_p: a TLB hit, or tlb_fill (a page
+// walk that finds the PTE set and installs the entry, the use being a
+// later step, or that faults).
+func (v *vc) load(p int) {
 	r, name := v.r, v.name
+	bit := uint8(1) << uint(p)
 	for {
-		if v.tlb {
+		if v.tlbX&bit != 0 {
 			// Read the observer before the translation: an access that
-			// starts after cpu0 resumed must not use the old entry (in
-			// real mode the two reads are not one instant).
-			resumed := r.resumed.Load()
-			v.callRealMode()
-			r.e.Yield("cpu_exec(" + name + "): guest load from page X hits the softmmu TLB entry X->P")
-			v.callControlled()
+			// starts after the source resumed must not use the old entry
+			// (in real mode the two reads are not one instant).
+			resumed := r.resumed.Load()&uint32(bit) != 0
+			v.callRealMode(p)
+			r.e.Yield("cpu_exec(" + name + "): guest load from page " + pageNames[p] + " hits the softmmu TLB entry " + pageNames[p] + "->P")
+			v.callControlled(p)
 			r.e.Return(v.t, mapped)
-			if resumed || r.resumed.Load() {
-				r.e.Fail(NoStaleTranslation, fmt.Sprintf("%s translates page X with the TLB entry X->P cached before cpu0 cleared the PTE, "+
-					"after cpu0 executed the instruction following %s: %s's flush item has not run (%s)",
-					name, r.m.flushName(), name, v.staleCause()))
+			if resumed || r.resumed.Load()&uint32(bit) != 0 {
+				r.e.Fail(NoStaleTranslation, fmt.Sprintf("%s translates page %s with the TLB entry %s->P cached before cpu%d cleared the PTE, "+
+					"after cpu%d executed the instruction following %s: %s's flush item has not run",
+					name, pageNames[p], pageNames[p], p, p, r.m.flushName(), name))
 			}
-			v.guest++
 			return
 		}
-		v.callRealMode()
-		if r.pte.Load("tlb_fill("+name+"): page walk finds pte(X)") != 0 {
-			r.e.Note(" -> P, fill the TLB")
-			v.tlb = true
+		v.callRealMode(p)
+		if r.pte[p].Load("tlb_fill("+name+"): page walk finds pte("+pageNames[p]+")") != 0 {
+			r.e.Note(" -> P")
+			r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install %s->P; qemu_spin_unlock", name, tlbLockNames[v.t], pageNames[p]))
+			r.tlbLock(v.t)
+			v.tlbX |= bit
+			r.tlbUnlock(v.t)
 			continue
 		}
 		r.e.Note(" clear: guest page fault")
-		v.callControlled()
+		v.callControlled(p)
 		r.e.Return(v.t, fault)
-		v.guest++
 		return
 	}
 }
@@ -331,69 +364,181 @@ func (v *vc) targetTB() {
 // in that step; under control the code does the same. In real mode there
 // are no steps, and the call must be recorded before the access and the
 // return after it for the history to mean real time. A page walk that
-// fills the TLB is not an access of its own (the use is the next step), so
+// fills the TLB is not an access of its own (the use is a later step), so
 // in real mode the call recorded before the walk stays open for the use.
-func (v *vc) callRealMode() {
+func (v *vc) callRealMode(p int) {
 	if !v.r.ctl && !v.open {
-		v.r.e.Call(v.t, access{})
+		v.r.e.Call(v.t, access{p})
 		v.open = true
 	}
 }
 
-func (v *vc) callControlled() {
+func (v *vc) callControlled(p int) {
 	if v.r.ctl {
-		v.r.e.Call(v.t, access{})
+		v.r.e.Call(v.t, access{p})
 	}
 	v.open = false
 }
 
-// staleCause says where the target's flush item is, as the model does.
-func (v *vc) staleCause() string {
-	r, rc := v.r, v.r.cpu[v.t]
-	r.lockCPU(v.t)
-	qlen, posted := len(rc.queue), rc.posted
-	r.unlockCPU(v.t)
-	switch {
-	case qlen > 0 && rc.exitReq.Load() == 0:
-		return "it sits on the work list and exit_request is clear, so cpu_exec keeps running TBs"
-	case qlen > 0:
-		return "it sits on the work list; exit_request is set but the TB runs before the next check"
-	case posted == 0:
-		return "it has not even been queued"
+// mmio is one guest MMIO read of page M (softmmu.go stepMMIO).
+func (v *vc) mmio() {
+	r, rc, name := v.r, v.r.cpu[v.t], v.name
+	for v.tlbM == 0 {
+		r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: atomic_rcu_read(&cpu_ases[0].memory_dispatch) is generation ")
+		g := uint8(rc.dispatch.Load())
+		r.e.Notef("%d", g)
+		r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
+		r.tlbLock(v.t)
+		v.tlbM = g + 1
+		r.tlbUnlock(v.t)
 	}
-	return "it is being run"
+	r.e.Yield("io_readx(" + name + "): TLB hit on M; iotlb_to_section: atomic_rcu_read(&cpu_ases[0].memory_dispatch) is generation ")
+	g := rc.dispatch.Load()
+	r.e.Notef("%d", g)
+	if filled := uint32(v.tlbM - 1); filled != g {
+		r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): the TLB entry of M was filled from memory_dispatch generation %d, and iotlb_to_section "+
+			"resolves its section index in generation %d: a section of another memory map", name, filled, g))
+	}
+	r.bql.Lock("io_readx(" + name + "): mr->global_locking: qemu_mutex_lock_iothread; memory_region_dispatch_read")
+	r.bql.Unlock("io_readx(" + name + "): qemu_mutex_unlock_iothread")
 }
 
-// sourceTB runs cpu0's TB up to its end; it reports whether cpu_exec is
-// left (cpu_loop_exit), else the TB has ended with the guest instruction
-// after the invalidate and cpu_exec goes on.
+// store is one guest store to page D (softmmu.go stepStore).
+func (v *vc) store() {
+	r, rc, name, m := v.r, v.r.cpu[v.t], v.name, v.r.m
+	for {
+		r.e.Yield("store_helper(" + name + "): tlb_addr_write(entry) ")
+		switch uint8(rc.tlbD.Load()) {
+		case tlbWritable:
+			r.e.Note("is D: TLB hit, no flags, fast path")
+			v.storeRAM()
+			return
+		case tlbNotDirty:
+			r.e.Note("is D|TLB_NOTDIRTY: notdirty_write")
+			v.notdirtyWrite()
+			v.storeRAM()
+			return
+		}
+		r.e.Note("misses D: tlb_fill")
+		clean := false
+		if !m.cfg.dirtyLocked {
+			r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: cpu_physical_memory_is_clean(D): ")
+			clean = r.dirty.Load() == 0
+			if clean {
+				r.e.Note("clean, write_address |= TLB_NOTDIRTY")
+			} else {
+				r.e.Note("dirty, write_address = D")
+			}
+			r.e.Yield(fmt.Sprintf("tlb_fill(%s): tlb_set_page_with_attrs: qemu_spin_lock(%s); install %s; qemu_spin_unlock", name, tlbLockNames[v.t], tlbDNames[entryFor(clean)]))
+			r.tlbLock(v.t)
+		} else {
+			r.e.Yield(fmt.Sprintf("tlb_fill(%s): tlb_set_page_with_attrs: qemu_spin_lock(%s); cpu_physical_memory_is_clean(D): ", name, tlbLockNames[v.t]))
+			r.tlbLock(v.t)
+			clean = r.dirty.Load() == 0
+			r.e.Notef("%s; install %s; qemu_spin_unlock", cleanText(clean), tlbDNames[entryFor(clean)])
+		}
+		rc.tlbD.Store(uint32(entryFor(clean)))
+		r.tlbUnlock(v.t)
+	}
+}
+
+func entryFor(clean bool) uint8 {
+	if clean {
+		return tlbNotDirty
+	}
+	return tlbWritable
+}
+
+// notdirtyWrite is notdirty_write: set the dirty bits, and, if the page
+// is no longer clean, drop TLB_NOTDIRTY from the entry under tlb.c.lock.
+func (v *vc) notdirtyWrite() {
+	r, rc, name, m := v.r, v.r.cpu[v.t], v.name, v.r.m
+	r.e.Yield("notdirty_write(" + name + "): cpu_physical_memory_set_dirty_range(D, DIRTY_CLIENTS_NOCODE)")
+	r.dirty.Or(1)
+	r.e.Yield("notdirty_write(" + name + "): ")
+	if r.dirty.Load() == 0 {
+		r.e.Note("cpu_physical_memory_is_clean(D): clean, TLB_NOTDIRTY stays")
+		return
+	}
+	r.e.Note("!cpu_physical_memory_is_clean(D)")
+	if m.cfg.dirtyLocked {
+		r.e.Yield(fmt.Sprintf("notdirty_write(%s): tlb_try_set_dirty: qemu_spin_lock(%s); ", name, tlbLockNames[v.t]))
+		r.tlbLock(v.t)
+		if r.dirty.Load() == 0 {
+			r.e.Note("cpu_physical_memory_is_clean(D): clean again, TLB_NOTDIRTY stays; qemu_spin_unlock")
+		} else {
+			rc.tlbD.CompareAndSwap(uint32(tlbNotDirty), uint32(tlbWritable))
+			r.e.Note("D not clean; addr_write == D|TLB_NOTDIRTY: addr_write = D; qemu_spin_unlock")
+		}
+		r.tlbUnlock(v.t)
+		return
+	}
+	r.e.Yield(fmt.Sprintf("notdirty_write(%s): tlb_set_dirty: qemu_spin_lock(%s); addr_write == D|TLB_NOTDIRTY: addr_write = D; qemu_spin_unlock", name, tlbLockNames[v.t]))
+	r.tlbLock(v.t)
+	rc.tlbD.CompareAndSwap(uint32(tlbNotDirty), uint32(tlbWritable))
+	r.tlbUnlock(v.t)
+}
+
+// storeRAM is the store itself, and dirty-tracking's check right after it
+// (the only step that can make the invariant fail).
+func (v *vc) storeRAM() {
+	r := v.r
+	val := uint32(v.guest) + 1
+	r.e.Yield(fmt.Sprintf("store_helper(%s): store_memop: guest store to D (contents %d)", v.name, val))
+	r.ram.Store(val)
+	// The bit first, then the observer the migration thread raises before
+	// it clears the bit, then what it sent: in real mode the three reads
+	// are not one instant.
+	if r.dirty.Load() == 0 && !r.syncing.Load() && r.sent.Load() != val {
+		r.e.Fail(DirtyTracking, dirtyMessage(uint64(val), uint8(r.sent.Load())))
+	}
+}
+
+// sourceTB runs source t's TB up to its end; it reports whether cpu_exec
+// is left (cpu_loop_exit), else the TB has ended with the guest
+// instruction after the invalidate and cpu_exec goes on.
 func (v *vc) sourceTB() bool {
-	r, m := v.r, v.r.m
+	r, m, t := v.r, v.r.m, v.t
 	fn := m.flushName()
 	if v.guest == gNext {
 		v.nextInstruction("")
 		return false
 	}
-	r.pte.Store("cpu_exec(cpu0): guest clears pte(X) (*pte = 0; ptesync), then executes the broadcast invalidate", 0)
-	r.e.Call(src, clearPTE{})
-	r.e.Return(src, done)
-	r.e.Call(src, invalidate{})
+	// The clear is one step, whose call and return the model records in
+	// that step; under the Go scheduler the call must come before the
+	// store for the history to mean real time (a target's page walk may
+	// find the PTE clear before this thread records anything after it).
+	if !r.ctl {
+		r.e.Call(t, clearPTE{t})
+	}
+	r.pte[t].Store(fmt.Sprintf("cpu_exec(%s): guest clears pte(%s) (*pte = 0; ptesync), then executes the broadcast invalidate", v.name, pageNames[t]), 0)
+	if r.ctl {
+		r.e.Call(t, clearPTE{t})
+	}
+	r.e.Return(t, done)
+	r.e.Call(t, invalidate{t})
 
-	// flush_all_helper: one flush job per target.
-	for c := 1; c < m.n; c++ {
-		r.queueRemote(c)
+	// flush_all_helper: one flush job per other vCPU.
+	for c := m.nextOther(t, 0); c < m.n; c = m.nextOther(t, c+1) {
+		r.queueRemote(t, c)
 	}
 
 	if m.cfg.synced {
-		r.queueOwn(fmt.Sprintf("%s: async_safe_run_on_cpu(cpu0, %s), qemu_cpu_kick(cpu0)", fn, flushFn))
+		rc := r.cpu[t]
+		rc.lock.Lock(fmt.Sprintf("%s: async_safe_run_on_cpu(%s, %s, %s): qemu_mutex_lock(%s), append to %s", fn, v.name, flushFn, pageNames[t], cpuLockNames[t], workLists[t]))
+		r.appendWork(t, pageItem(itemSafe, t))
+		r.kick(t, fmt.Sprintf("%s: async_safe_run_on_cpu(%s): %s", fn, v.name, kickLabel(t)))
+		rc.lock.Unlock(fmt.Sprintf("%s: async_safe_run_on_cpu(%s): qemu_mutex_unlock(%s)", fn, v.name, cpuLockNames[t]))
 	} else {
 		// tlb_flush_page_by_mmuidx_async_0: the source's own TLB at once.
-		r.e.Yield(fmt.Sprintf("%s: tlb_flush_page_by_mmuidx_async_0(cpu0): flush page X from cpu0's TLB at once", fn))
-		v.tlb = false
+		r.e.Yield(fmt.Sprintf("%s: tlb_flush_page_by_mmuidx_async_0(%s): qemu_spin_lock(%s); flush page %s at once; qemu_spin_unlock", fn, v.name, tlbLockNames[t], pageNames[t]))
+		r.tlbLock(t)
+		v.tlbX &^= 1 << uint(t)
+		r.tlbUnlock(t)
 	}
 
 	if m.cfg.endTB {
-		r.e.Yield("cpu_loop_exit(cpu0): the helper ends the TB, leave cpu_exec")
+		r.e.Yield("cpu_loop_exit(" + v.name + "): the helper ends the TB, leave cpu_exec")
 		v.guest = gNext
 		return true
 	}
@@ -401,65 +546,47 @@ func (v *vc) sourceTB() bool {
 	return false
 }
 
-// nextInstruction is cpu0's guest instruction after the invalidate
+// nextInstruction is source t's guest instruction after the invalidate
 // (*memP = 1): from here on no vCPU may use the old translation.
 func (v *vc) nextInstruction(how string) {
 	r := v.r
-	r.e.Yield("cpu_exec(cpu0): " + how + "guest executes the instruction after the invalidate (*memP = 1): the flush must be complete")
-	r.e.Return(src, done)
-	r.resumed.Store(true)
+	r.e.Yield("cpu_exec(" + v.name + "): " + how + "guest executes the instruction after the invalidate (*memP = 1): the flush must be complete")
+	r.e.Return(v.t, done)
+	r.resumed.Or(1 << uint(v.t))
 	v.guest = gSrcDone
 }
 
-// queueRemote is flush_all_helper's queue_work_on_cpu on target c, three
-// steps as in the model (work.go): lock c's cpu->lock and append the item;
-// qemu_cpu_kick (queue_work_on_cpu_locked kicks under the lock, so a vCPU
-// between its idle test and its wait, which holds the lock, cannot miss
-// it); unlock. Without the kick (no-kick) it is two.
-func (r *run) queueRemote(c int) {
+// queueRemote is flush_all_helper's queue_work_on_cpu of source src on
+// vCPU c, three steps as in the model (work.go): lock c's cpu->lock and
+// append the item; qemu_cpu_kick (queue_work_on_cpu_locked kicks under the
+// lock, so a vCPU between its idle test and its wait, which holds the
+// lock, cannot miss it); unlock. Without the kick (no-kick) it is two.
+func (r *run) queueRemote(src, c int) {
 	m, rc := r.m, r.cpu[c]
-	it := itemRemoteBQL
+	it := pageItem(itemRemoteBQL, src)
 	if m.cfg.noBQL {
-		it = itemRemoteNoBQL
+		it = pageItem(itemRemoteNoBQL, src)
 	}
-	call := m.queueCall(c, false)
-	rc.lock.Lock(fmt.Sprintf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(c, true), cpuLockName(c), workList(c)))
+	call := m.queueCall(src, c, false)
+	rc.lock.Lock(fmt.Sprintf("%s: qemu_mutex_lock(%s), append to %s", m.queueCall(src, c, true), cpuLockName(c), workList(c)))
 	r.appendWork(c, it)
 	if !m.cfg.kickQueue {
 		rc.lock.Unlock(fmt.Sprintf("%s: qemu_mutex_unlock(%s) without a kick", call, cpuLockName(c)))
 		return
 	}
-	r.kick(c, fmt.Sprintf("%s: qemu_cpu_kick(%s): qemu_cond_broadcast(%s->halt_cond), cpu_exit", call, cpuName(c), cpuName(c)))
+	r.kick(c, call+": "+kickLabel(c))
 	rc.lock.Unlock(fmt.Sprintf("%s: qemu_mutex_unlock(%s)", call, cpuLockName(c)))
-}
-
-// queueOwn is async_safe_run_on_cpu on the source itself: one step, as in
-// the model, since only the source takes its own cpu->lock and it does not
-// hold it while running guest code. Under control the kick's broadcast is
-// left out: nobody can wait on cpu0's halt_cond while cpu0 runs this, and
-// a broadcast would be a scheduling point of its own.
-func (r *run) queueOwn(label string) {
-	rc := r.cpu[src]
-	r.e.Yield(label)
-	r.lockCPU(src)
-	r.appendWork(src, itemSafe)
-	rc.exitReq.Store(1)
-	if !r.ctl {
-		rc.haltCond.Broadcast("qemu_cond_broadcast(halt_cond)")
-	}
-	r.unlockCPU(src)
 }
 
 // appendWork appends a work item to c's list, with c's cpu->lock held.
 func (r *run) appendWork(c int, it item) {
 	rc := r.cpu[c]
-	if len(rc.queue) == 2 {
+	if len(rc.queue) == queueCap {
 		r.e.Fail(WorkOnce, fmt.Sprintf("model error: %s's work list is full", cpuName(c)))
 		return
 	}
 	rc.queue = append(rc.queue, it)
 	rc.posted++
-	rc.queued = true
 }
 
 // kick is qemu_cpu_kick under MTTCG, one step: qemu_cond_broadcast of
@@ -499,7 +626,7 @@ func (v *vc) execEnd() {
 		r.e.Notef("has_waiter = false; atomic_set(pending_cpus, %d)", p)
 		if p == 1 {
 			if w := r.exclCond.Signal("cpu_exec_end(" + name + "): qemu_cond_signal(exclusive_cond)"); w >= 0 {
-				r.e.Note(" wakes " + cpuName(w))
+				r.e.Note(" wakes " + r.threadName(w))
 			} else {
 				r.e.Note(", nobody waits")
 			}
@@ -507,6 +634,8 @@ func (v *vc) execEnd() {
 	}
 	r.listLock.Unlock("cpu_exec_end(" + name + "): qemu_mutex_unlock(qemu_cpu_list_lock)")
 }
+
+func (r *run) threadName(t int) string { return r.m.threads[t] }
 
 // ---- the bottom of mttcg's loop (work.go) ----
 
@@ -516,7 +645,7 @@ func (v *vc) execEnd() {
 // list is empty) and drop the lock. It reports false when the vCPU would
 // sleep for good (see the file comment).
 func (v *vc) waitIOEvent() bool {
-	rc, name := v.r.cpu[v.t], v.name
+	r, rc, name := v.r, v.r.cpu[v.t], v.name
 	rc.lock.Lock("qemu_tcg_cpu_thread_fn(" + name + "): qemu_mutex_lock(" + cpuLockName(v.t) + "); atomic_mb_set(exit_request, 0)")
 	rc.exitReq.Store(0)
 	for {
@@ -525,15 +654,20 @@ func (v *vc) waitIOEvent() bool {
 		// the work list before it.
 		if !(v.halted && len(rc.queue) == 0) {
 			// Not idle: the test and the pop are one step with the unlock.
-			label := "qemu_tcg_wait_io_event(" + name + "): not idle; process_queued_cpu_work: " + v.popNext()
-			rc.lock.Unlock(label)
+			prefix := "qemu_tcg_wait_io_event(" + name + "): not idle; process_queued_cpu_work: "
+			if len(rc.queue) == 0 {
+				v.cur = itemNone
+				rc.lock.Unlock(prefix + "work list empty; qemu_mutex_unlock(" + cpuLockName(v.t) + ")")
+				return true
+			}
+			rc.lock.Unlock(prefix + v.popNext())
 			return true
 		}
 		wait := "qemu_tcg_wait_io_event(" + name + "): cpu_thread_is_idle (halted, work list empty), qemu_cond_wait(halt_cond)"
-		if v.t == src || rc.queued {
-			// Nothing can be queued on this vCPU any more: the model's
-			// vCPU sleeps here for good (its step says Done). The wait's
-			// release of the lock, then exit.
+		if rc.posted == r.expected(v.t) {
+			// Everything this vCPU will ever get has been queued: the
+			// model's vCPU sleeps here for good (its step says Done).
+			// The wait's release of the lock, then exit.
 			rc.lock.Unlock(wait)
 			return false
 		}
@@ -541,68 +675,113 @@ func (v *vc) waitIOEvent() bool {
 	}
 }
 
-// popNext is process_queued_cpu_work's loop head, under cpu->lock: pop the
-// next item into v.cur, or itemNone when the list is empty. It returns the
-// rest of the step's label.
+// popNext is process_queued_cpu_work's pop, under cpu->lock: it takes
+// the first item into v.cur and returns the rest of the step's label.
 func (v *vc) popNext() string {
 	rc := v.r.cpu[v.t]
-	if len(rc.queue) == 0 {
-		v.cur = itemNone
-		return "work list empty"
-	}
 	v.cur = rc.queue[0]
 	rc.queue = rc.queue[1:]
-	switch v.cur {
-	case itemRemoteBQL:
-		return "pop " + flushFn + " (wi->bql)"
-	case itemRemoteNoBQL:
-		return "pop " + flushFn + " (no BQL)"
-	}
-	return "pop " + flushFn + " (wi->exclusive)"
+	return "pop " + funcName(v.cur) + itemMode(v.cur) + "; qemu_mutex_unlock(" + cpuLockName(v.t) + ")"
 }
 
 // processWork runs the popped items until the work list is empty.
 func (v *vc) processWork() {
 	r, rc, name := v.r, v.r.cpu[v.t], v.name
 	for v.cur != itemNone {
-		switch v.cur {
-		case itemRemoteBQL:
-			r.bql.Lock("process_queued_cpu_work(" + name + "): wi->bql: qemu_mutex_lock_iothread")
-			v.flushOwnTLB(fmt.Sprintf("%s(%s): flush page X from %s's softmmu TLB, g_free(d)", flushFn, name, name))
-			r.bql.Unlock("process_queued_cpu_work(" + name + "): qemu_mutex_unlock_iothread")
-		case itemRemoteNoBQL:
-			v.flushOwnTLB(fmt.Sprintf("%s(%s): flush page X from %s's softmmu TLB, g_free(d)", flushFn, name, name))
-		case itemSafe:
+		switch {
+		case v.cur.kind() == itemSafe:
 			v.safeWork()
+		case v.cur.bql():
+			r.bql.Lock("process_queued_cpu_work(" + name + "): wi->bql: qemu_mutex_lock_iothread; " + v.funcLabel())
+			v.runFunc()
+			r.bql.Unlock("process_queued_cpu_work(" + name + "): qemu_mutex_unlock_iothread")
+		default:
+			r.e.Yield(v.funcLabel())
+			v.runFunc()
 		}
-		// Lock, g_free(wi), pop the next item or find the list empty,
-		// unlock: one step (work.go; nobody else holds the lock now).
-		r.e.Yield("process_queued_cpu_work(" + name + "): g_free(wi); ")
-		r.lockCPU(v.t)
-		rc.freedW++
-		if rc.freedW > rc.ran {
-			r.e.Fail(WorkOnce, fmt.Sprintf("%s frees a work item whose flush did not run (freed %d, ran %d)", name, rc.freedW, rc.ran))
+		lock := "process_queued_cpu_work(" + name + "): qemu_mutex_lock(" + cpuLockName(v.t) + "); "
+		if v.cur.kind() == itemRunOnCPU {
+			rc.lock.Lock(lock + "atomic_mb_set(&wi->done, true)")
+			rc.done.Store(1)
+		} else {
+			rc.lock.Lock(lock + "g_free(wi)")
 		}
-		r.e.Note(v.popNext())
-		r.unlockCPU(v.t)
+		rc.freed++
+		if rc.freed > rc.ran {
+			r.e.Fail(WorkOnce, fmt.Sprintf("%s frees a work item whose function did not run (freed %d, ran %d)", name, rc.freed, rc.ran))
+		}
+		if len(rc.queue) > 0 {
+			rc.lock.Unlock("process_queued_cpu_work(" + name + "): " + v.popNext())
+			continue
+		}
+		v.cur = itemNone
+		rc.cond.Broadcast("process_queued_cpu_work(" + name + "): work list drained; qemu_cond_broadcast(" + cpuCondNames[v.t] + ")")
+		rc.lock.Unlock("process_queued_cpu_work(" + name + "): qemu_mutex_unlock(" + cpuLockName(v.t) + ")")
 	}
 }
 
-// flushOwnTLB is a flush worker on the vCPU's own thread: one step that
-// drops page X from its TLB and frees the per-destination data.
-func (v *vc) flushOwnTLB(label string) {
+// funcLabel is the label of the step that runs the current item's
+// function, up to what the step reads (completed by runFunc).
+func (v *vc) funcLabel() string {
+	name, it := v.name, v.cur
+	switch it.kind() {
+	case itemRemoteBQL, itemRemoteNoBQL, itemSafe:
+		return fmt.Sprintf("%s(%s): tlb_flush_page_by_mmuidx_async_0: qemu_spin_lock(%s); flush page %s; qemu_spin_unlock", flushFn, name, tlbLockNames[v.t], pageNames[it.src()])
+	case itemRunOnCPU:
+		return "do_nothing(" + name + ")"
+	case itemCommitBQL, itemCommitNoBQL:
+		return fmt.Sprintf("tlb_flush_by_mmuidx_async_work(%s): qemu_spin_lock(%s); flush every entry; qemu_spin_unlock", name, tlbLockNames[v.t])
+	}
+	return fmt.Sprintf("tcg_commit_cpu(%s): tlb_flush: tlb_flush_by_mmuidx_async_work: qemu_spin_lock(%s); flush every entry; qemu_spin_unlock; "+
+		"cpuas->memory_dispatch = address_space_to_dispatch(cpuas->as), generation ", name, tlbLockNames[v.t])
+}
+
+// runFunc is the current item's function, after its step's anchor.
+func (v *vc) runFunc() {
 	r, rc := v.r, v.r.cpu[v.t]
-	r.e.Yield(label)
-	v.tlb = false
 	r.lockCPU(v.t)
 	rc.ran++
-	rc.freedD++
-	ran, freedD, posted := rc.ran, rc.freedD, rc.posted
+	ran, posted := rc.ran, rc.posted
 	r.unlockCPU(v.t)
 	if ran > posted {
-		r.e.Fail(WorkOnce, fmt.Sprintf("%s runs a flush item %d times, but %d was queued", v.name, ran, posted))
-	} else if freedD > posted {
-		r.e.Fail(WorkOnce, fmt.Sprintf("%s frees TLBFlushPageByMMUIdxData twice", v.name))
+		r.e.Fail(WorkOnce, fmt.Sprintf("%s runs a work item %d times, but %d were queued", v.name, ran, posted))
+	}
+	switch v.cur.kind() {
+	case itemRemoteBQL, itemRemoteNoBQL, itemSafe:
+		r.tlbLock(v.t)
+		v.tlbX &^= 1 << uint(v.cur.src())
+		r.tlbUnlock(v.t)
+	case itemCommitBQL, itemCommitNoBQL:
+		v.flushAll()
+	case itemCommitCPU:
+		g := r.curMap.Load()
+		rc.dispatch.Store(g)
+		v.flushAll()
+		r.e.Notef("%d", g)
+	}
+}
+
+// flushAll drops every entry of the vCPU's TLB under tlb.c.lock.
+func (v *vc) flushAll() {
+	r, rc := v.r, v.r.cpu[v.t]
+	r.tlbLock(v.t)
+	v.tlbX, v.tlbM = 0, 0
+	rc.tlbD.Store(uint32(tlbNone))
+	r.tlbUnlock(v.t)
+}
+
+// lockCPU and unlockCPU protect the work-once observers that a step reads
+// outside cpu->lock's steps: a real lock in real mode, nothing under
+// control.
+func (r *run) lockCPU(c int) {
+	if !r.ctl {
+		r.cpu[c].lock.Lock("qemu_mutex_lock(cpu->lock)")
+	}
+}
+
+func (r *run) unlockCPU(c int) {
+	if !r.ctl {
+		r.cpu[c].lock.Unlock("qemu_mutex_unlock(cpu->lock)")
 	}
 }
 
@@ -662,7 +841,8 @@ func (v *vc) safeWork() {
 	}
 	r.listLock.Unlock(prefix + "qemu_mutex_unlock(qemu_cpu_list_lock): exclusive section begins")
 
-	v.flushOwnTLB(fmt.Sprintf("%s(%s): safe work flushes page X from %s's TLB, g_free(d)", flushFn, name, name))
+	r.e.Yield(v.funcLabel())
+	v.runFunc()
 
 	r.listLock.Lock("end_exclusive(" + name + "): qemu_mutex_lock(qemu_cpu_list_lock)")
 	// The store and the broadcast: one step, as the waiters re-test
@@ -672,17 +852,109 @@ func (v *vc) safeWork() {
 	r.listLock.Unlock("end_exclusive(" + name + "): qemu_mutex_unlock(qemu_cpu_list_lock)")
 }
 
-// finalCheck is work-once at the end, when every vCPU is done: each flush
-// item ran exactly once and its data and work item were freed once.
+// ---- the migration thread (dirty.go) ----
+
+func (r *run) migration() {
+	m := r.m
+	for round := 0; round < int(m.rounds); round++ {
+		r.bql.Lock("migration_bitmap_sync_precopy: qemu_mutex_lock_iothread; cpu_physical_memory_sync_dirty_bitmap: ")
+		// The observer is raised before the xchg and lowered after it
+		// when nothing was dirty: under the Go scheduler a store's check
+		// must not see the bit cleared with the sync not yet recorded.
+		// (Under control the three are one step, as in the model.)
+		r.syncing.Store(true)
+		dirty := r.dirty.Swap(0) != 0
+		if !dirty {
+			r.syncing.Store(false)
+		}
+		switch {
+		case !dirty:
+			r.e.Note("D's word is 0, nothing to sync")
+		case m.cfg.dirtyReset:
+			r.e.Note("atomic_xchg(&dirty_memory[MIGRATION][D], 0) was dirty; num_dirty: cpu_physical_memory_dirty_bits_cleared -> tlb_reset_dirty_range_all")
+		default:
+			r.e.Note("atomic_xchg(&dirty_memory[MIGRATION][D], 0) was dirty (64-page fast path: no tlb_reset_dirty)")
+		}
+		if dirty && m.cfg.dirtyReset {
+			for c := 0; c < m.n; c++ {
+				r.e.Yield(fmt.Sprintf("tlb_reset_dirty(%s): qemu_spin_lock(%s); tlb_reset_dirty_range_locked: ", cpuName(c), tlbLockNames[c]))
+				r.tlbLock(c)
+				if r.cpu[c].tlbD.CompareAndSwap(uint32(tlbWritable), uint32(tlbNotDirty)) {
+					r.e.Note("atomic_set(&addr_write, D|TLB_NOTDIRTY); qemu_spin_unlock")
+				} else {
+					r.e.Note("no writable entry of D; qemu_spin_unlock")
+				}
+				r.tlbUnlock(c)
+			}
+		}
+		for c := 0; c < m.n; c++ {
+			r.runOnCPU(c)
+		}
+		r.bql.Unlock("migration_bitmap_sync_precopy: qemu_mutex_unlock_iothread")
+		if dirty {
+			r.e.Yield("ram_save_iterate: ram_save_page: D's bit was set in rb->bmap, send its contents (")
+			v := r.ram.Load()
+			r.sent.Store(v)
+			r.syncing.Store(false)
+			r.e.Notef("%d)", v)
+		}
+	}
+}
+
+// runOnCPU is tcg_log_global_after_sync's run_on_cpu(cpu, do_nothing) in
+// the per-CPU-lock branch.
+func (r *run) runOnCPU(c int) {
+	rc := r.cpu[c]
+	call := "tcg_log_global_after_sync: run_on_cpu(" + cpuName(c) + ")"
+	r.bql.Unlock("tcg_log_global_after_sync: run_on_cpu(" + cpuName(c) + ", do_nothing): has_bql: qemu_mutex_unlock_iothread")
+	rc.lock.Lock(call + ": cpu_mutex_lock(" + cpuName(c) + "); queue_work_on_cpu_locked: append to " + workList(c) + ", wi->done = false")
+	r.appendWork(c, itemRunOnCPU)
+	rc.done.Store(0)
+	r.kick(c, call+": "+kickLabel(c))
+	wait := call + ": !atomic_mb_read(&wi.done): qemu_cond_wait(" + cpuCondNames[c] + ")"
+	for {
+		rc.cond.WaitAs(wait, call+": woken, re-acquires "+cpuLockName(c)+"; ")
+		if rc.done.Load() != 0 {
+			r.e.Note("wi.done")
+			break
+		}
+		r.e.Note("!wi.done")
+		wait = call + ": !atomic_mb_read(&wi.done): qemu_cond_wait(" + cpuCondNames[c] + ") again"
+	}
+	rc.lock.Unlock(call + ": cpu_mutex_unlock(" + cpuName(c) + ")")
+	r.bql.Lock(call + ": qemu_mutex_lock_iothread")
+}
+
+// ---- the main loop (commit.go) ----
+
+func (r *run) mainLoop() {
+	m := r.m
+	g := r.curMap.Load() + 1
+	r.bql.Lock(fmt.Sprintf("memory_region_transaction_commit: qemu_mutex_lock_iothread; address_space_set_flatview: as->current_map = the new map (dispatch generation %d)", g))
+	r.curMap.Store(g)
+	for c := 0; c < m.n; c++ {
+		rc := r.cpu[c]
+		if !m.cfg.commitDeferred {
+			r.e.Yield(fmt.Sprintf("tcg_commit(%s): atomic_rcu_set(&cpuas->memory_dispatch, address_space_to_dispatch(as)) (generation %d)", cpuName(c), g))
+			rc.dispatch.Store(g)
+		}
+		call := m.commitCall(c)
+		rc.lock.Lock(fmt.Sprintf("%s: qemu_mutex_lock(%s), append to %s", call, cpuLockName(c), workList(c)))
+		r.appendWork(c, m.commitItem())
+		r.kick(c, call+": "+kickLabel(c))
+		rc.lock.Unlock(fmt.Sprintf("%s: qemu_mutex_unlock(%s)", call, cpuLockName(c)))
+	}
+	r.bql.Unlock("memory_region_transaction_commit: qemu_mutex_unlock_iothread")
+}
+
+// finalCheck is work-once at the end, when every thread is done: each work
+// item ran exactly once and was freed once.
 func (r *run) finalCheck() *model.Violation {
 	for c, rc := range r.cpu {
-		want := 1
-		if c == src && !r.m.cfg.synced {
-			want = 0
-		}
-		if rc.posted != want || rc.ran != want || rc.freedD != want || rc.freedW != want {
-			return model.Violationf(WorkOnce, "every vCPU is idle, but %s's flush items: queued %d, run %d, data freed %d, work items freed %d (want %d each)",
-				cpuName(c), rc.posted, rc.ran, rc.freedD, rc.freedW, want)
+		want := r.expected(c)
+		if rc.posted != want || rc.ran != want || rc.freed != want {
+			return model.Violationf(WorkOnce, "every thread is done, but %s's work items: queued %d, run %d, freed %d (want %d each)",
+				cpuName(c), rc.posted, rc.ran, rc.freed, want)
 		}
 	}
 	return nil

@@ -16,7 +16,7 @@ const (
 
 	// cpu_exec: the TB loop.
 	pcExec  // halted? exit_request? then the next TB
-	pcGuest // inside a TB: the guest program's next step (guest.go)
+	pcGuest // inside a TB: the guest program's next step (guest.go, softmmu.go)
 
 	// cpu_exec_end.
 	pcEnd       // XE1: atomic_set(running, false)
@@ -30,10 +30,12 @@ const (
 	pcClearExit  // qemu_mutex_lock(cpu->lock); atomic_mb_set(exit_request, 0)
 	pcIdle       // qemu_tcg_wait_io_event, cpu->lock held: cpu_thread_is_idle -> wait(halt_cond), else pop and unlock
 	pcHaltRelock // waiting on halt_cond / re-acquire cpu->lock
-	pcItemBQL    // wi->bql: bql_lock
-	pcItemRun    // wi->func: the TLB flush
-	pcItemUnBQL  // wi->bql: bql_unlock
-	pcItemDone   // lock cpu->lock; g_free(wi); next item
+	pcItemBQL    // wi->bql: qemu_mutex_lock_iothread
+	pcItemRun    // wi->func, one step per shared access (v.sub)
+	pcItemUnBQL  // wi->bql: qemu_mutex_unlock_iothread
+	pcItemDone   // cpu_mutex_lock(cpu); g_free(wi) or atomic_mb_set(&wi->done, true)
+	pcItemPop    // cpu->lock held: pop the next item and unlock, or broadcast cpu->cond
+	pcItemUnlock // cpu->lock held, list drained and cpu->cond broadcast: unlock
 
 	// A safe item: start_exclusive; func; end_exclusive (exclusive.go).
 	pcExclLock       // SX1: lock qemu_cpu_list_lock
@@ -45,29 +47,31 @@ const (
 	pcExclWait       // SX7: qemu_cond_wait(exclusive_cond)
 	pcExclRelock     // SX7: waiting / re-acquire, re-test pending_cpus
 	pcExclUnlock     // SX8: unlock
-	pcSafeRun        // wi->func inside the exclusive section
+	pcSafeRun        // wi->func inside the exclusive section (v.sub)
 	pcEndExclLock    // EX1: lock
 	pcEndExclStore   // EX1: pending_cpus = 0; broadcast exclusive_resume
 	pcEndExclUnlock  // EX1: unlock
 
 	// Waiting again after a wake-up: the re-acquire step re-tests, and
 	// the wait that follows is a step of its own (one step per cond op,
-	// DESIGN.md principle 4). Unreachable with one initiator (a waiter is
-	// woken only once its predicate holds for good), kept so that every
-	// step of the model is one operation of the real code.
+	// DESIGN.md principle 4). With one source a waiter is woken only once
+	// its predicate holds for good; with two sources the second section
+	// can make it wait again.
 	pcStartRewait    // exclusive_idle: qemu_cond_wait(exclusive_resume) again
 	pcExclIdleRewait // start_exclusive's exclusive_idle: wait again
 	pcExclRewait     // SX7: qemu_cond_wait(exclusive_cond) again
+
+	numPCs
 )
 
-var pcNames = [...]string{
+var pcNames = [numPCs]string{
 	"cpu_exec_start", "cpu_exec_start(check pending)", "cpu_exec_start(lock)", "cpu_exec_start(has_waiter)",
 	"cpu_exec_start(exclusive_idle)", "cpu_exec_start(unlock)",
 	"cpu_exec", "cpu_exec(TB)",
 	"cpu_exec_end", "cpu_exec_end(check pending)", "cpu_exec_end(lock)", "cpu_exec_end(has_waiter)",
 	"cpu_exec_end(signal)", "cpu_exec_end(unlock)",
 	"clear exit_request", "qemu_tcg_wait_io_event", "halted",
-	"work(bql_lock)", "work(func)", "work(bql_unlock)", "work(free)",
+	"work(bql_lock)", "work(func)", "work(bql_unlock)", "work(free)", "work(pop)", "work(unlock)",
 	"start_exclusive(lock)", "start_exclusive(exclusive_idle)", "start_exclusive(exclusive_idle wait)",
 	"start_exclusive(scan)", "start_exclusive(kick)", "start_exclusive(set pending)", "start_exclusive(wait)",
 	"start_exclusive(wait exclusive_cond)", "start_exclusive(unlock)", "safe work(func)",

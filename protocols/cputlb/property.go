@@ -6,16 +6,41 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
+// Property names of this protocol (deadlock is model.Deadlock; the
+// progress properties are named per source, proceedsName).
+const (
+	NoStaleTranslation = "no-stale-translation"
+	WorkOnce           = "work-once"
+	DirtyTracking      = "dirty-tracking"
+	DispatchCoherent   = "dispatch-coherent"
+)
+
+// Metric indexes into the machine's Properties().Metrics.
+const (
+	mBQL = iota
+	mFlushBQL
+	mKicks
+	mTLBLock
+)
+
+// metricNames: every BQL acquisition; those made to run a TLB flush work
+// item (the remote flushes of a broadcast invalidate, tcg_commit's
+// flushes: what seed 000 changes); kicks; tlb.c.lock acquisitions.
+var metricNames = []string{"bql-acquisitions", "flush-bql-acquisitions", "kicks", "tlb-lock-acquisitions"}
+
 // workOnce is the invariant of work-once. The property is checked in two
-// places: inside the flush and free steps (at most once), and here, at the
+// places: inside the run and free steps (at most once), and here, at the
 // end of an execution (exactly once). no-stale-translation is checked
-// inside the TLB-use step (the observer source_resumed is part of the
-// state, so bfs merging states is sound).
+// inside the TLB-use step and dispatch-coherent inside io_readx (the
+// observers they need are part of the state, so bfs merging states is
+// sound).
 //
-// When every vCPU is done, each flush item queued by the
-// invalidate has run exactly once on its target and both its
-// TLBFlushPageByMMUIdxData and its qemu_work_item were freed exactly once;
-// every target got one, and the source got its safe item when synced.
+// When every thread is done, each work item queued on a vCPU has run
+// exactly once and its qemu_work_item was freed (or, for run_on_cpu's,
+// marked done) exactly once, and each vCPU got every item it should: a
+// remote flush from every other source, its own safe flush when it is a
+// source of a synced flush, one run_on_cpu per migration round and one
+// tcg_commit item per transaction.
 func (m *machine) workOnce(st model.State) string {
 	s := st.(*state)
 	for t := 0; t < m.n; t++ {
@@ -23,16 +48,29 @@ func (m *machine) workOnce(st model.State) string {
 			return ""
 		}
 	}
+	if s.hasMig && s.mig.pc != migDone || s.hasMain && s.main.pc != cmDone {
+		return ""
+	}
 	for c := 0; c < m.n; c++ {
 		v := &s.cpu[c]
-		want := uint8(1)
-		if c == src && !m.cfg.synced {
-			want = 0
-		}
-		if v.posted != want || v.ran != want || v.freedD != want || v.freedW != want {
-			return fmt.Sprintf("every vCPU is idle, but %s's flush items: queued %d, run %d, data freed %d, work items freed %d (want %d each)",
-				cpuName(c), v.posted, v.ran, v.freedD, v.freedW, want)
+		want := m.itemsFor(c)
+		if v.posted != want || v.ran != want || v.freed != want {
+			return fmt.Sprintf("every thread is done, but %s's work items: queued %d, run %d, freed %d (want %d each)",
+				cpuName(c), v.posted, v.ran, v.freed, want)
 		}
 	}
 	return ""
+}
+
+// itemsFor is the number of work items vCPU c receives in a complete
+// execution.
+func (m *machine) itemsFor(c int) uint8 {
+	want := m.sources
+	if m.isSource(c) {
+		want--
+		if m.cfg.synced {
+			want++
+		}
+	}
+	return uint8(want) + m.rounds + m.commits
 }

@@ -6,66 +6,116 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// Property names of this protocol (deadlock is model.Deadlock).
-const (
-	NoStaleTranslation = "no-stale-translation"
-	WorkOnce           = "work-once"
-)
-
-// Metric indexes into the machine's Properties().Metrics.
-const (
-	mBQL = iota
-	mKicks
-)
-
 // config is a variant as data: the switches that distinguish the variants
 // in one model.
 type config struct {
 	synced    bool // tlb_flush_page_by_mmuidx_all_cpus_synced (else the non-synced _all_cpus)
-	noBQL     bool // remote jobs via async_run_on_cpu_no_bql (seed 000)
+	noBQL     bool // remote flush jobs via async_run_on_cpu_no_bql (seed 000)
 	endTB     bool // the helper ends the TB (cpu_loop_exit) after queueing
-	kickQueue bool // queue_work_on_cpu kicks the target
+	kickQueue bool // flush_all_helper's queue_work_on_cpu kicks the target
+
+	// The later fixes of the paths that touch a vCPU's TLB from another
+	// thread (all three off: the code of the seed's era).
+	dirtyReset     bool // 03bfc2188f: the 64-page sync resets the TLBs (tlb_reset_dirty_range_all)
+	dirtyLocked    bool // RFC <20240220041922.373029-2-npiggin@gmail.com>: is_clean read under tlb.c.lock
+	commitDeferred bool // 0d58c660689f: tcg_commit queues tcg_commit_cpu, the vCPU switches its dispatch
 }
+
+// fixed is the environment with every later fix.
+func (c config) fixed() config {
+	c.dirtyReset, c.dirtyLocked, c.commitDeferred = true, true, true
+	return c
+}
+
+var (
+	synced2020  = config{synced: true, endTB: true, kickQueue: true}
+	noBQL2020   = config{synced: true, noBQL: true, endTB: true, kickQueue: true}
+	syncedFixed = synced2020.fixed()
+	noBQLFixed  = noBQL2020.fixed()
+)
+
+func without(c config, f func(*config)) config {
+	f(&c)
+	return c
+}
+
+const (
+	fixesSource = "03bfc2188f (physmem: Fix migration dirty bitmap coherency with TCG memory access, 2024); " +
+		"RFC <20240220041922.373029-2-npiggin@gmail.com> (accel/tcg: Fix TCG TLB coherency race with physical dirty bit clearing, 2024, not merged); " +
+		"0d58c660689f (softmmu: Use async_run_on_cpu in tcg_commit, 2023)"
+	eraSource = "QEMU accel/tcg/cputlb.c at 570ef3093b5e (v5.0, the base of seed 000), exec.c and include/exec/ram_addr.h of that era"
+)
 
 var variants = []struct {
 	model.Variant
 	cfg config
 }{
-	{model.Variant{Name: "synced", Expect: model.ExpectOK,
-		Description: "tlb_flush_page_by_mmuidx_all_cpus_synced, remote jobs via async_run_on_cpu (worker takes the BQL), TB ended by cpu_loop_exit",
-		Source:      "QEMU cputlb.c (v5.0 era, the base of seed 000); ba3186c4e473 introduced _all_cpus_synced"},
-		config{synced: true, endTB: true, kickQueue: true}},
-	{model.Variant{Name: "synced-no-bql", Expect: model.ExpectOK,
-		Description: "seed 000: the same, remote jobs via async_run_on_cpu_no_bql (worker runs them without the BQL)",
-		Source:      "seed 000_b36807347ebe5ed1 (cputlb: queue async flush jobs without the BQL)"},
-		config{synced: true, noBQL: true, endTB: true, kickQueue: true}},
+	{model.Variant{Name: "synced", Expect: DispatchCoherent, AlsoViolates: []string{DirtyTracking},
+		Description: "the code of seed 000's base: tlb_flush_page_by_mmuidx_all_cpus_synced with remote jobs via async_run_on_cpu (the worker takes the BQL), TB ended; " +
+			"the migration thread syncs the dirty bitmap (64-page fast path without tlb_reset_dirty), resets TLBs and waits with run_on_cpu; " +
+			"the main loop's tcg_commit stores the new dispatch and queues tlb_flush with async_run_on_cpu",
+		Source: eraSource + "; ba3186c4e473 introduced _all_cpus_synced"},
+		synced2020},
+	{model.Variant{Name: "synced-no-bql", Expect: DispatchCoherent, AlsoViolates: []string{DirtyTracking},
+		Description: "seed 000 on the same code: remote flush jobs and tcg_commit's tlb_flush via async_run_on_cpu_no_bql (the worker runs them without the BQL)",
+		Source:      "seed 000_b36807347ebe5ed1 (cputlb: queue async flush jobs without the BQL) on " + eraSource},
+		noBQL2020},
+	{model.Variant{Name: "synced-fixed", Expect: model.ExpectOK,
+		Description: "synced with the later fixes of the paths that touch a vCPU's TLB from another thread: the dirty sync resets the TLBs (03bfc2188f), " +
+			"is_clean is read under tlb.c.lock (RFC), tcg_commit defers the dispatch switch and the flush to the vCPU (0d58c660689f)",
+		Source: fixesSource},
+		syncedFixed},
+	{model.Variant{Name: "synced-no-bql-fixed", Expect: model.ExpectOK,
+		Description: "seed 000 on the fixed code: synced-fixed with remote flush jobs via async_run_on_cpu_no_bql",
+		Source:      "seed 000_b36807347ebe5ed1 on " + fixesSource},
+		noBQLFixed},
+	{model.Variant{Name: "sync-no-reset", Expect: DirtyTracking,
+		Description: "synced-no-bql-fixed without 03bfc2188f: the 64-page dirty sync clears the bits and resets no TLB (aa8dc044772 until 2024)",
+		Source:      "aa8dc044772 (migration: synchronize memory bitmap 64bits at a time); fixed by 03bfc2188f"},
+		without(noBQLFixed, func(c *config) { c.dirtyReset = false })},
+	{model.Variant{Name: "is-clean-unlocked", Expect: DirtyTracking,
+		Description: "synced-no-bql-fixed without the RFC: tlb_set_page and notdirty_write read cpu_physical_memory_is_clean before taking tlb.c.lock (QEMU master still does)",
+		Source:      "RFC <20240220041922.373029-2-npiggin@gmail.com>; accel/tcg/cputlb.c at 0039e5fd2234 (tlb_set_page_full, notdirty_write)"},
+		without(noBQLFixed, func(c *config) { c.dirtyLocked = false })},
+	{model.Variant{Name: "commit-direct", Expect: DispatchCoherent,
+		Description: "synced-no-bql-fixed without 0d58c660689f: tcg_commit stores the new memory_dispatch at once and only the flush is queued",
+		Source:      "0d58c660689f (softmmu: Use async_run_on_cpu in tcg_commit): gitlab #1826, #1834, #1846"},
+		without(noBQLFixed, func(c *config) { c.commitDeferred = false })},
 	{model.Variant{Name: "non-synced", Expect: NoStaleTranslation,
-		Description: "tlb_flush_page_by_mmuidx_all_cpus: remote jobs queued, own TLB flushed at once, the source continues (ppc tlbie before 2024, H9)",
+		Description: "tlb_flush_page_by_mmuidx_all_cpus: remote jobs queued, own TLB flushed at once, the source continues (ppc tlbie before 2024, H9); fixed environment",
 		Source:      "82676f1fc4b1 target/ppc: Fix broadcast tlbie synchronisation"},
-		config{synced: false, noBQL: true, endTB: false, kickQueue: true}},
+		config{synced: false, noBQL: true, endTB: false, kickQueue: true}.fixed()},
 	{model.Variant{Name: "synced-no-tb-end", Expect: NoStaleTranslation,
-		Description: "synced flush, but the TB is not ended: the source runs the next instruction before its safe work (H10)",
+		Description: "synced flush, but the TB is not ended: the source runs the next instruction before its safe work (H10); fixed environment",
 		Source:      "4ddc104689b target/ppc: Fix tlbie; 82676f1fc4b1 (arm, riscv, s390x noted)"},
-		config{synced: true, noBQL: true, endTB: false, kickQueue: true}},
-	{model.Variant{Name: "no-kick", Expect: NoStaleTranslation,
-		Description: "synced flush whose remote jobs are queued without qemu_cpu_kick of the target (mutation V-A6)",
+		without(noBQLFixed, func(c *config) { c.endTB = false })},
+	{model.Variant{Name: "no-kick", Expect: NoStaleTranslation, AlsoViolates: []string{model.Deadlock},
+		Description: "synced flush whose remote jobs are queued without qemu_cpu_kick of the target (mutation V-A6); fixed environment",
 		Source:      "qemu.md A.5 V-A6 (mutation)"},
-		config{synced: true, noBQL: true, endTB: true, kickQueue: false}},
+		without(noBQLFixed, func(c *config) { c.kickQueue = false })},
 }
 
 // Protocol is the cputlb protocol family.
 var Protocol = &model.Protocol{
 	Name:        "cputlb",
-	Description: "QEMU broadcast TLB invalidate: remote flush jobs, safe work under start_exclusive, and what _synced guarantees",
-	Source:      "seed 000_b36807347ebe5ed1; QEMU accel/tcg/cputlb.c, cpus-common.c (cota/qemu per-CPU-lock branch 09addeed)",
+	Description: "QEMU broadcast TLB invalidate with every path that touches a vCPU's TLB from another thread: remote flush jobs, safe work under start_exclusive, tlb_reset_dirty from the migration thread, tcg_commit's flush from the main loop",
+	Source:      "seed 000_b36807347ebe5ed1; QEMU accel/tcg/cputlb.c, exec.c, cpus-common.c (cota/qemu per-CPU-lock branch 09addeed)",
 	Variants:    variantList(),
 	Params: []model.Param{
 		{Name: "cpus", Default: 2, Min: 2, Max: maxCPUs,
-			Description: "vCPUs: cpu0 executes the broadcast invalidate, the others run guest code that uses page X"},
-		{Name: "accesses", Default: 2, Min: 1, Max: 3,
-			Description: "guest accesses to page X by each target vCPU before its guest halts"},
+			Description: "vCPUs: cpu0 (and cpu1 with sources=2) execute a broadcast invalidate, the others run guest code that uses the pages"},
+		{Name: "accesses", Default: 1, Min: 1, Max: 3,
+			Description: "guest loads from the sources' pages by each target vCPU before its guest halts"},
+		{Name: "sources", Default: 1, Min: 1, Max: maxSources,
+			Description: "vCPUs that issue a synced flush of their own page at once"},
+		{Name: "migration", Default: 1, Min: 0, Max: 2,
+			Description: "dirty-bitmap syncs (and sends of D) by the migration thread, which resets TLBs from another thread and waits with run_on_cpu; 0: no migration thread"},
+		{Name: "commit", Default: 1, Min: 0, Max: 1,
+			Description: "memory transactions committed by the main loop (tcg_commit: tlb_flush of every vCPU); 0: no main-loop thread"},
 	},
-	New: newMachine,
+	New:    newMachine,
+	Matrix: matrix,
+	Claims: claims,
 }
 
 func variantList() []model.Variant {
@@ -76,15 +126,25 @@ func variantList() []model.Variant {
 	return out
 }
 
+// shape is the size of an instance.
+type shape struct {
+	cpus, accesses, sources, migration, commit int
+}
+
 func newMachine(variant string, p model.Params) (model.Machine, error) {
 	for _, v := range variants {
-		if v.Name == variant {
-			n, acc := p["cpus"], p["accesses"]
-			if n < 2 || n > maxCPUs || acc < 1 || acc > 3 {
-				return nil, fmt.Errorf("cpus=%d accesses=%d out of range", n, acc)
-			}
-			return newMachineOf(v.cfg, n, acc), nil
+		if v.Name != variant {
+			continue
 		}
+		sh := shape{cpus: p["cpus"], accesses: p["accesses"], sources: p["sources"], migration: p["migration"], commit: p["commit"]}
+		if sh.cpus < 2 || sh.cpus > maxCPUs || sh.accesses < 1 || sh.accesses > 3 || sh.sources < 1 || sh.sources > maxSources ||
+			sh.migration < 0 || sh.migration > 2 || sh.commit < 0 || sh.commit > 1 {
+			return nil, fmt.Errorf("cpus=%d accesses=%d sources=%d migration=%d commit=%d out of range", sh.cpus, sh.accesses, sh.sources, sh.migration, sh.commit)
+		}
+		if sh.sources >= sh.cpus {
+			return nil, fmt.Errorf("sources=%d needs cpus > %d: a target vCPU runs the guest code that uses the pages", sh.sources, sh.sources)
+		}
+		return newMachineOf(v.cfg, sh), nil
 	}
 	return nil, fmt.Errorf("unknown variant %q", variant)
 }

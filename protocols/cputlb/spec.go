@@ -7,7 +7,8 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// The sequential specification: page X's mapping, in three states. The
+// The sequential specification: a page X_s's mapping, in three states
+// (each source's page is checked on its own). The
 // source's PTE clear is an instantaneous operation (X is cleared: mapped
 // -> cleared); its broadcast invalidate is a second operation that starts
 // in the same step and completes when the source executes its next
@@ -24,9 +25,11 @@ import (
 // and the end of the invalidate both outcomes are legal, which the middle
 // state says.
 
-type clearPTE struct{}
-type invalidate struct{}
-type access struct{}
+// The operations name the page they act on (the source's index): with two
+// sources the history is checked per page (the model's Partition).
+type clearPTE struct{ page int }
+type invalidate struct{ page int }
+type access struct{ page int }
 
 // result is an operation's output.
 type result string
@@ -46,9 +49,22 @@ const (
 	done   result = "done"
 )
 
-func (clearPTE) String() string   { return "clear pte(X)" }
-func (invalidate) String() string { return "tlbi(X)" }
-func (access) String() string     { return "load(X)" }
+func (o clearPTE) String() string   { return "clear pte(" + pageNames[o.page] + ")" }
+func (o invalidate) String() string { return "tlbi(" + pageNames[o.page] + ")" }
+func (o access) String() string     { return "load(" + pageNames[o.page] + ")" }
+
+// pageOf is the page an operation acts on.
+func pageOf(in interface{}) int {
+	switch o := in.(type) {
+	case clearPTE:
+		return o.page
+	case invalidate:
+		return o.page
+	case access:
+		return o.page
+	}
+	return 0
+}
 
 // spec is the page-mapping register specification.
 var spec = &model.Spec{
@@ -71,6 +87,20 @@ var spec = &model.Spec{
 				return x != xMapped, x
 			}
 			return pending, x
+		},
+		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+			var parts [maxSources][]porcupine.Operation
+			for _, op := range history {
+				p := pageOf(op.Input)
+				parts[p] = append(parts[p], op)
+			}
+			var out [][]porcupine.Operation
+			for _, part := range parts {
+				if len(part) > 0 {
+					out = append(out, part)
+				}
+			}
+			return out
 		},
 		DescribeOperation: func(in, out interface{}) string {
 			return fmt.Sprintf("%v -> %v", in, out)

@@ -2,38 +2,33 @@ package cputlb
 
 import "github.com/protocheck/protocheck/model"
 
-// cpu->lock (the per-CPU lock of the branch) protects the work list and is
-// the mutex halt_cond waits with. Its critical sections are steps as
-// follows; the granularity rule (one step per lock operation) is relaxed
-// only where Lipton's reduction makes a section one atomic step (the lock
-// moves right, the operations on data the lock protects move both ways,
-// the unlock moves left) and the real code can take the section as one
-// step too.
+// cpu->lock (the per-CPU lock of the branch, cota/qemu cpus-common.c at
+// 09addeed) protects the work list and wi->done, and is the mutex that
+// halt_cond and cpu->cond wait with. Every lock and unlock of it is a step
+// of its own, with these folds, each by Lipton's reduction (the lock moves
+// right, accesses to data the lock protects move both ways, the unlock
+// moves left):
 //
 //   - mttcg's loop takes cpu->lock when tcg_cpu_exec returns and holds it
 //     across atomic_mb_set(exit_request, 0) (one step: the lock and the
 //     store) into qemu_tcg_wait_io_event, whose idle test then either
 //     waits on halt_cond (releasing the lock) or pops the next work item
-//     and drops the lock (one step). A wake-up re-acquires the lock in a
-//     step of its own, and the test follows as the next step. The lock is
-//     held between these steps, as in the branch, so that no work item
-//     can be queued between the test and the wait: a step's decision
-//     (wait, or pop) is taken with the lock held, and the real code,
-//     whose next scheduling point must be known before it is reached
-//     (a Cond wait or an unlock), sees the same work list when it runs.
-//   - queue_work_on_cpu on a target is three steps: lock and append;
-//     qemu_cpu_kick (queue_work_on_cpu_locked kicks under the lock);
-//     unlock. Without the kick (no-kick) it is two. The source's
-//     async_safe_run_on_cpu on itself stays one step: only the source
-//     takes its own cpu->lock, and not while it runs guest code.
-//   - process_queued_cpu_work's g_free(wi) and the next pop (lock; free;
-//     pop or, on an empty list, broadcast cpu->cond; unlock) stay one
-//     step: nobody else holds the lock then (the item was queued, so its
-//     queuer has unlocked, and nothing is queued twice on a vCPU).
+//     and drops the lock (one step: the pop touches only the list). A
+//     wake-up re-acquires the lock in a step of its own, and the test
+//     follows as the next step. The lock is held between these steps, as
+//     in the branch, so that no work item can be queued between the test
+//     and the wait.
+//   - queue_work_on_cpu is three steps: lock and append; qemu_cpu_kick
+//     (queue_work_on_cpu_locked kicks under the lock); unlock. Without the
+//     kick (no-kick) it is two. run_on_cpu waits instead of unlocking.
+//   - process_queued_cpu_work, after an item: lock and g_free(wi) (or
+//     atomic_mb_set(&wi->done, true) for a run_on_cpu item); then, the
+//     lock held, pop the next item and unlock (one step), or, the list
+//     drained, qemu_cond_broadcast(&cpu->cond) and unlock (two steps).
 
-// queueLock is queue_work_on_cpu's first step: lock the target's
-// cpu->lock and append the item. The caller has blocked the step while
-// the lock is held (cpuLockBusy).
+// queueLock is queue_work_on_cpu's first step: lock vCPU c's cpu->lock
+// and append the item. The caller has blocked the step while the lock is
+// held (cpuLockBusy).
 func (m *machine) queueLock(s *state, c int, it item, x *model.Exec) {
 	v := &s.cpu[c]
 	x.Lock(&s.cpuLock[c], cpuLockNames[c])
@@ -47,18 +42,18 @@ func (m *machine) queueLock(s *state, c int, it item, x *model.Exec) {
 	v.posted++
 }
 
-// queueUnlock is queue_work_on_cpu's last step.
-func (m *machine) queueUnlock(s *state, c int, x *model.Exec) {
-	x.Unlock(&s.cpuLock[c], cpuLockNames[c])
-}
-
 // kick is qemu_cpu_kick under MTTCG: broadcast halt_cond and cpu_exit
 // (exit_request = 1). The two commute for every observer (a halt_cond
-// waiter re-tests the work list, never exit_request), so they are one step.
+// waiter re-tests its work list, never exit_request), so they are one step.
 func (m *machine) kick(s *state, c int, x *model.Exec) {
 	x.Broadcast(&s.haltCond[c], haltCondNames[c])
-	x.Store(s.mem, wExitReq(c), 1)
+	x.Store(s.mem, m.aExitReq[c], 1)
 	x.Count(mKicks, 1)
+}
+
+// kickLabel is the label of a kick of vCPU c.
+func kickLabel(c int) string {
+	return "qemu_cpu_kick(" + cpuNames[c] + "): qemu_cond_broadcast(" + haltCondNames[c] + "), cpu_exit"
 }
 
 // stepIdle is the bottom of mttcg's loop: take cpu->lock and clear
@@ -73,7 +68,7 @@ func (m *machine) stepIdle(s *state, t int, x *model.Exec) {
 			return
 		}
 		x.Lock(&s.cpuLock[t], cpuLockNames[t])
-		x.Store(s.mem, wExitReq(t), 0)
+		x.Store(s.mem, m.aExitReq[t], 0)
 		x.Fence()
 		if x.Labelling() {
 			x.Labelf("qemu_tcg_cpu_thread_fn(%s): qemu_mutex_lock(%s); atomic_mb_set(exit_request, 0)", name, cpuLockNames[t])
@@ -96,7 +91,7 @@ func (m *machine) stepIdle(s *state, t int, x *model.Exec) {
 		if x.Labelling() {
 			prefix = "qemu_tcg_wait_io_event(" + name + "): not idle; process_queued_cpu_work: "
 		}
-		m.popNext(s, t, x, prefix, false)
+		m.popNext(s, t, x, prefix)
 	case pcHaltRelock:
 		// Woken: re-acquire cpu->lock; the idle test is the next step.
 		// Asleep with nothing queued and the guest halted for good, the
@@ -123,82 +118,105 @@ func (m *machine) stepIdle(s *state, t int, x *model.Exec) {
 	}
 }
 
-// popNext is process_queued_cpu_work's loop head, with cpu->lock held
-// (taken in this step or an earlier one of the caller): pop the next item
-// and drop the lock, or, on an empty list, drop it (after broadcasting
-// cpu->cond if an item ran).
-func (m *machine) popNext(s *state, t int, x *model.Exec, prefix string, afterItem bool) {
+// popNext is process_queued_cpu_work's loop head at its entry, with
+// cpu->lock held: pop the next item and drop the lock, or, on an empty
+// list, return and drop it (no broadcast: nothing ran).
+func (m *machine) popNext(s *state, t int, x *model.Exec, prefix string) {
 	v := &s.cpu[t]
 	x.Touch(workLists[t], true)
+	x.Unlock(&s.cpuLock[t], cpuLockNames[t])
 	if v.qlen == 0 {
-		if afterItem {
-			// qemu_cond_broadcast(cpu->cond) for run_on_cpu waiters,
-			// of which this model has none.
-			x.Touch(cpuCondNames[t], true)
-		}
-		x.Unlock(&s.cpuLock[t], cpuLockNames[t])
 		if x.Labelling() {
-			x.Labelf("%swork list empty", prefix)
+			x.Labelf("%swork list empty; qemu_mutex_unlock(%s)", prefix, cpuLockNames[t])
 		}
 		v.pc = pcStart
 		return
 	}
+	m.pop(s, t, x, prefix)
+}
+
+// pop takes the first item off vCPU t's list (the caller has unlocked
+// cpu->lock in this step) and goes on to run it.
+func (m *machine) pop(s *state, t int, x *model.Exec, prefix string) {
+	v := &s.cpu[t]
 	v.cur = v.queue[0]
-	v.queue[0], v.queue[1] = v.queue[1], itemNone
+	copy(v.queue[:], v.queue[1:])
+	v.queue[queueCap-1] = itemNone
 	v.qlen--
-	x.Unlock(&s.cpuLock[t], cpuLockNames[t])
-	switch v.cur {
-	case itemRemoteBQL:
-		if x.Labelling() {
-			x.Labelf("%spop %s (wi->bql)", prefix, flushFn)
-		}
-		v.pc = pcItemBQL
-	case itemRemoteNoBQL:
-		if x.Labelling() {
-			x.Labelf("%spop %s (no BQL)", prefix, flushFn)
-		}
-		v.pc = pcItemRun
-	case itemSafe:
-		if x.Labelling() {
-			x.Labelf("%spop %s (wi->exclusive)", prefix, flushFn)
-		}
+	v.sub = 0
+	if x.Labelling() {
+		x.Labelf("%spop %s%s; qemu_mutex_unlock(%s)", prefix, funcName(v.cur), itemMode(v.cur), cpuLockNames[t])
+	}
+	switch {
+	case v.cur.kind() == itemSafe:
 		v.pc = pcExclLock
+	case v.cur.bql():
+		v.pc = pcItemBQL
+	default:
+		v.pc = pcItemRun
 	}
 }
 
-// flushFn is the flush worker. The model follows the path where idxmap does
-// not fit beside the address (TLBFlushPageByMMUIdxData allocated per
-// destination and freed by the worker), so work-once covers that g_free.
-const flushFn = "tlb_flush_page_by_mmuidx_async_2"
+// funcName names a work item's function.
+func funcName(it item) string {
+	switch it.kind() {
+	case itemRemoteBQL, itemRemoteNoBQL, itemSafe:
+		return flushFn + "(" + pageNames[it.src()] + ")"
+	case itemRunOnCPU:
+		return "do_nothing"
+	case itemCommitBQL, itemCommitNoBQL:
+		return "tlb_flush_by_mmuidx_async_work"
+	case itemCommitCPU:
+		return "tcg_commit_cpu"
+	}
+	return "-"
+}
 
-// stepWork runs a popped item.
+func itemMode(it item) string {
+	switch {
+	case it.kind() == itemSafe:
+		return " (wi->exclusive)"
+	case it.bql():
+		return " (wi->bql)"
+	}
+	return " (no BQL)"
+}
+
+// flushFn is the remote flush worker. The model follows the path where
+// idxmap fits beside the page address (tlb_flush_page_by_mmuidx_async_1,
+// "Most targets have only a few mmu_idx"), which flush_all_helper queues
+// and which seed 000 converts; the other path, a TLBFlushPageByMMUIdxData
+// allocated per destination for tlb_flush_page_by_mmuidx_async_2, is
+// queued by a loop in the _synced function itself, which the seed leaves
+// on async_run_on_cpu.
+const flushFn = "tlb_flush_page_by_mmuidx_async_1"
+
+// stepWork runs a popped item. An item with wi->bql takes the BQL and
+// runs its function in one step (Lipton: the lock is a right mover and
+// every function's body is a single step whose accesses the BQL or
+// tlb.c.lock protect, or the vCPU's own), and releases it in the next.
 func (m *machine) stepWork(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
 	name := cpuNames[t]
 	switch v.pc {
 	case pcItemBQL:
-		if !s.bql.Free() {
-			x.Block()
-			if x.Labelling() {
-				x.Label("the BQL (" + s.bql.String() + ")")
-			}
+		if bqlBusy(s, x) {
 			return
 		}
 		x.Lock(&s.bql, "bql")
 		x.Count(mBQL, 1)
-		if x.Labelling() {
-			x.Labelf("process_queued_cpu_work(%s): wi->bql: qemu_mutex_lock_iothread", name)
+		if v.cur.flush() {
+			x.Count(mFlushBQL, 1)
 		}
-		v.pc = pcItemRun
+		prefix := ""
+		if x.Labelling() {
+			prefix = "process_queued_cpu_work(" + name + "): wi->bql: qemu_mutex_lock_iothread; "
+		}
+		m.runFunc(s, t, x, prefix)
+		v.pc = pcItemUnBQL
 	case pcItemRun:
-		m.flushOwnTLB(s, t, x)
-		if x.Labelling() {
-			x.Labelf("%s(%s): flush page X from %s's softmmu TLB, g_free(d)", flushFn, name, name)
-		}
+		m.runFunc(s, t, x, "")
 		v.pc = pcItemDone
-		if v.cur == itemRemoteBQL {
-			v.pc = pcItemUnBQL
-		}
 	case pcItemUnBQL:
 		x.Unlock(&s.bql, "bql")
 		if x.Labelling() {
@@ -210,31 +228,88 @@ func (m *machine) stepWork(s *state, t int, x *model.Exec) {
 			return
 		}
 		x.Lock(&s.cpuLock[t], cpuLockNames[t])
-		v.freedW++
-		if v.freedW > v.ran {
-			x.Fail(WorkOnce, "%s frees a work item whose flush did not run (freed %d, ran %d)", name, v.freedW, v.ran)
+		v.freed++
+		if v.freed > v.ran {
+			x.Fail(WorkOnce, "%s frees a work item whose function did not run (freed %d, ran %d)", name, v.freed, v.ran)
+		}
+		if v.cur.kind() == itemRunOnCPU {
+			x.Store(s.mem, m.aDone[t], 1)
+			if x.Labelling() {
+				x.Labelf("process_queued_cpu_work(%s): qemu_mutex_lock(%s); atomic_mb_set(&wi->done, true)", name, cpuLockNames[t])
+			}
+		} else if x.Labelling() {
+			x.Labelf("process_queued_cpu_work(%s): qemu_mutex_lock(%s); g_free(wi)", name, cpuLockNames[t])
 		}
 		v.cur = itemNone
-		prefix := ""
-		if x.Labelling() {
-			prefix = "process_queued_cpu_work(" + name + "): g_free(wi); "
+		v.pc = pcItemPop
+	case pcItemPop:
+		x.Touch(workLists[t], true)
+		if v.qlen > 0 {
+			x.Unlock(&s.cpuLock[t], cpuLockNames[t])
+			prefix := ""
+			if x.Labelling() {
+				prefix = "process_queued_cpu_work(" + name + "): "
+			}
+			m.pop(s, t, x, prefix)
+			return
 		}
-		m.popNext(s, t, x, prefix, true)
+		x.Broadcast(&s.cpuCond[t], cpuCondNames[t])
+		if x.Labelling() {
+			x.Labelf("process_queued_cpu_work(%s): work list drained; qemu_cond_broadcast(%s)", name, cpuCondNames[t])
+		}
+		v.pc = pcItemUnlock
+	case pcItemUnlock:
+		x.Unlock(&s.cpuLock[t], cpuLockNames[t])
+		if x.Labelling() {
+			x.Labelf("process_queued_cpu_work(%s): qemu_mutex_unlock(%s)", name, cpuLockNames[t])
+		}
+		v.pc = pcStart
 	}
 }
 
-// flushOwnTLB is a flush worker running on vCPU t's own thread: it drops
-// page X from t's TLB, frees the per-destination data and counts the run.
-func (m *machine) flushOwnTLB(s *state, t int, x *model.Exec) {
+// runFunc runs vCPU t's current item's function (a safe item's too,
+// inside its exclusive section), one step: each function's accesses are a
+// critical section on tlb.c.lock, with, for tcg_commit_cpu, the store of
+// the vCPU's own memory_dispatch and the read of the map the BQL it holds
+// protects. prefix starts the label (when labelling).
+func (m *machine) runFunc(s *state, t int, x *model.Exec, prefix string) {
 	v := &s.cpu[t]
-	x.Touch(tlbNames[t], true)
-	v.tlb = false
-	v.ran++
-	v.freedD++
-	if v.ran > v.posted {
-		x.Fail(WorkOnce, "%s runs a flush item %d times, but %d was queued", cpuNames[t], v.ran, v.posted)
+	name := cpuNames[t]
+	it := v.cur
+	m.ran(s, t, x)
+	switch it.kind() {
+	case itemRemoteBQL, itemRemoteNoBQL, itemSafe:
+		p := it.src()
+		m.flushPage(s, t, p, x)
+		if x.Labelling() {
+			x.Labelf("%s%s(%s): tlb_flush_page_by_mmuidx_async_0: qemu_spin_lock(%s); flush page %s; qemu_spin_unlock", prefix, flushFn, name, tlbLockNames[t], pageNames[p])
+		}
+	case itemRunOnCPU:
+		x.Touch(workLists[t], false)
+		if x.Labelling() {
+			x.Labelf("%sdo_nothing(%s)", prefix, name)
+		}
+	case itemCommitBQL, itemCommitNoBQL:
+		m.flushAll(s, t, x)
+		if x.Labelling() {
+			x.Labelf("%stlb_flush_by_mmuidx_async_work(%s): qemu_spin_lock(%s); flush every entry; qemu_spin_unlock", prefix, name, tlbLockNames[t])
+		}
+	case itemCommitCPU:
+		g := x.Load(s.mem, m.aMap)
+		x.Store(s.mem, m.aDispatch[t], g)
+		m.flushAll(s, t, x)
+		if x.Labelling() {
+			x.Labelf("%stcg_commit_cpu(%s): tlb_flush: tlb_flush_by_mmuidx_async_work: qemu_spin_lock(%s); flush every entry; qemu_spin_unlock; "+
+				"cpuas->memory_dispatch = address_space_to_dispatch(cpuas->as), generation %d", prefix, name, tlbLockNames[t], g)
+		}
 	}
-	if v.freedD > v.posted {
-		x.Fail(WorkOnce, "%s frees TLBFlushPageByMMUIdxData twice", cpuNames[t])
+}
+
+// ran counts a run of vCPU t's current item's function.
+func (m *machine) ran(s *state, t int, x *model.Exec) {
+	v := &s.cpu[t]
+	v.ran++
+	if v.ran > v.posted {
+		x.Fail(WorkOnce, "%s runs a work item %d times, but %d were queued", cpuNames[t], v.ran, v.posted)
 	}
 }

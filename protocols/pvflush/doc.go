@@ -2,148 +2,177 @@
 // 003_cebc059dddab0bb4: Wanpeng Li's "KVM: Add paravirt remote TLB flush"
 // with Radim Krčmář's review), its guest side as posted and as merged
 // (858a43aae236, arch/x86/kernel/kvm.c kvm_flush_tlb_others, later
-// kvm_flush_tlb_multi), and the host side in arch/x86/kvm/x86.c
-// (record_steal_time, kvm_steal_time_set_preempted, kvm_arch_vcpu_load/put)
-// with the fixes that followed: 8c6de56a42e0 and b043138246a4
-// (CVE-2019-3016), 6cd88243c7e0 (CVE-2022-39189). The protocol document is
+// kvm_flush_tlb_multi) behind flush_tlb_mm_range (arch/x86/mm/tlb.c), and
+// the host side in arch/x86/kvm/x86.c (record_steal_time,
+// kvm_steal_time_set_preempted, kvm_arch_vcpu_load/put) in two eras: the
+// host merged with the guest (f38a7b75267f, parameter host=1) and the
+// fixed host (8c6de56a42e0 and b043138246a4 for CVE-2019-3016,
+// 6cd88243c7e0 for CVE-2022-39189; host=0, the default). It also models
+// the lockless page-table walker that the PV flush endangers
+// (get_user_pages_fast, pvflush.md B11) and the table freeing that
+// protects it (tlb_remove_table, 9e52fc2b50de). The protocol document is
 // pvflush.md (reference B.0-B.5, Appendix C).
 //
 // # Threads
 //
-// Thread 0, "vCPU0 (initiator)", is the guest kernel on the flushing vCPU:
-// per round it clears the PTE of page X (ptep_get_and_clear), then
-// kvm_flush_tlb_others reads each target's steal_time.preempted, sets
-// FLUSH_TLB with cmpxchg in a byte read as PREEMPTED and drops that target,
-// sends a call-function IPI to each remaining target, busy-waits for each
-// ack (a blocked await, not a self-loop), and returns; the page is then
-// freed and reused (the allocator is folded into the return step). A later
-// round first maps X to a fresh page. vCPU0 itself is never preempted and
-// never accesses X.
+// One thread per vCPU, "vCPUt": the guest vCPU and its host thread H_t,
+// which is what the vCPU is in host mode. Guest and host mode of one vCPU
+// never run at once, so one thread loses no interleaving. In guest mode a
+// vCPU accesses pages through its TLB (a miss walks the PTE and caches the
+// translation), takes call-function IPIs (flush_tlb_func: flush the
+// initiator's page, then ack), or has an instruction exit to KVM's
+// emulator, which walks the PTE and holds the translation until it
+// completes the access (Appendix C note 4). In host mode it finishes
+// emulation, runs record_steal_time and enters the guest. The host
+// scheduler is not a thread: a preemption (kvm_sched_out ->
+// kvm_arch_vcpu_put -> kvm_steal_time_set_preempted) is an alternative of
+// the preempted vCPU's step while the shared budget "preemptions" lasts,
+// and kvm_sched_in (vcpu_load: KVM_REQ_STEAL_UPDATE) is its only step
+// while it is scheduled out.
 //
-// Threads 1..n-1, "vCPUt", are the targets. Each is one thread for the
-// guest vCPU and its host thread H_t, which is what the vCPU is in host
-// mode: in guest mode it accesses X through its TLB (a miss walks the PTE
-// and caches the translation), takes the IPI (flush_tlb_func: flush, then
-// ack), or has an instruction exit to KVM's emulator, which walks the PTE
-// and holds the translation until it completes the access (Appendix C
-// note 4); in host mode it finishes emulation, runs record_steal_time
-// (xchg st.preempted to 0, flush if FLUSH_TLB was set) and re-enters the
-// guest. The host scheduler is not a thread of its own: a preemption
-// (kvm_sched_out -> kvm_arch_vcpu_put -> kvm_steal_time_set_preempted) is
-// an alternative step of the preempted vCPU, enabled in guest and host
-// mode while the shared budget "preemptions" lasts, and kvm_sched_in
-// (vcpu_load: KVM_REQ_STEAL_UPDATE) is that vCPU's only step while it is
-// scheduled out. Guest mode and host mode of one vCPU never run at once,
-// so one thread loses no interleaving.
+// vCPU0, and with initiators=2 vCPU1, are also initiators, "vCPUk
+// (initiator)": each unmaps a page of its own, Xk (X with one
+// initiator), per round: it clears the PTE (ptep_get_and_clear), calls
+// flush_tlb_mm_range, whose inc_mm_tlb_gen is the next step, then
+// kvm_flush_tlb_others reads each other vCPU's steal_time.preempted in id
+// order, sets FLUSH_TLB with cmpxchg in a byte read as PREEMPTED and drops
+// that vCPU, queues a csd and sends a call-function IPI to each remaining
+// one, waits for each ack (csd_lock_wait: a blocked await; busy-wait makes
+// it the spin it is), and returns; the page is then freed and reused. A
+// later round first maps a fresh frame. An initiator's program steps are
+// one alternative of its vCPU's step: between any two of them it may take
+// the other initiator's IPI (interrupts are enabled there; only the local
+// flush, which the model leaves out, disables them), be preempted by the
+// host, and, between its unmaps, access the other initiator's page. So
+// with two initiators each is the other's target: both cmpxchg the same
+// bytes, and a cmpxchg can find the 3 the other initiator set.
+//
+// With one initiator vCPU0 is never preempted and has no steal_time byte:
+// nobody reads it, sends it an IPI or flushes its TLB, so its preemption
+// could only stutter. An initiator's own TLB never holds its own page: it
+// accesses only the other initiator's page, because flush_tlb_mm_range
+// flushes the local TLB itself (with interrupts off) and no other vCPU is
+// involved in that. Initiators' accesses go through the TLB only: an
+// access that exits for emulation exercises the host's
+// instruction-boundary gate, which pure targets exercise on every page,
+// and leaving it out of the initiators keeps two initiators at the default
+// size within the explorer's default state bound with symmetry.
+//
+// The walker variants (pt-free-*) add, on vCPUs that are not initiators,
+// get_user_pages_fast on X (walker.go), and make vCPU0's last unmap free
+// X's page-table page Q (free_pgtables: pmd_clear, pte_free_tlb); with
+// tlb_remove_table a thread "rcu_sched" ends the grace period after
+// call_rcu_sched(Q) once every vCPU that was inside an IRQ-off walk has
+// left it.
 //
 // # Steps
 //
-// One step per shared access (the PTE, a steal_time byte), RMW, IPI send,
-// ack, TLB fill-and-use or flush. Two coarser steps, with reasons in the
-// code: a guest access's walk, fill and use are one step (a guest
-// instruction is atomic with respect to the interrupts that flush its
-// TLB), and a preemption from guest mode folds the exit on the host's
-// interrupt into the put (the exit writes nothing shared; an IPI sent in
-// between stays pending as if sent before). at_instruction_boundary is
-// true after that exit and stays true across the schedule-out and back in
-// until the next vcpu_run iteration, which folds into record_steal_time;
-// so a second put before re-entry is at a boundary, which is how B3 is
-// reached even with 6cd88243c7e0's gate.
+// One step per shared access (a PTE, the PMD, tlb_gen, a steal_time
+// byte), atomic RMW, IPI send, ack, TLB fill-and-use or TLB flush.
+// Coarser steps, each with its reason in the code: a guest access's walk,
+// fill and use are one step (an instruction is atomic with respect to the
+// interrupts that flush its TLB); a preemption from guest mode folds the
+// exit on the host's interrupt into the put (the exit writes nothing
+// shared; an IPI sent in between stays pending as if sent before);
+// record_steal_time's TLB flush folds into its read or xchg of the byte
+// (nothing but the vCPU's own guest code reads its TLB, and it runs none
+// in between); the csd's llist_add and the IPI send are one step (a target
+// may take it at once, a superset of the IPI arriving later);
+// local_irq_disable folds into the walker's PMD read. flush_tlb_func's
+// tlb_gen bookkeeping (a full flush catching up several generations, or
+// nothing because an earlier flush on this vCPU, after the initiator's
+// inc_mm_tlb_gen, covered it) is left out: each IPI flushes its
+// initiator's page, which the real code has flushed by then too. The
+// order in which one interrupt runs two queued csds is left to the
+// scheduler (the llist's FIFO order is one of them).
+// at_instruction_boundary is true after an interrupt exit and stays true
+// across the schedule-out and back in until the next vcpu_run iteration,
+// which folds into record_steal_time; so a second put before re-entry is
+// at a boundary, which is how B3 is reached even with 6cd88243c7e0's gate.
+//
+// The 2017 host (host=1): set_preempted stores PREEMPTED into the byte and
+// the host copy on every put, with no guard and no boundary gate;
+// record_steal_time reads the byte into the host copy
+// (kvm_read_guest_cached), clears the copy (the xchg is on the copy),
+// flushes if FLUSH_TLB was set, and writes the copy back three times
+// (kvm_write_guest_cached around the version and steal updates), each a
+// step, with preemption allowed in between: a put in between sets the copy
+// to 1, and the next write-back writes that 1 over a FLUSH_TLB an
+// initiator set meanwhile. record_steal_time runs with preemption enabled
+// (vcpu_enter_guest processes requests before preempt_disable), and a
+// request made meanwhile cancels the entry, so it runs again.
 //
 // # Variants
 //
-// The guest and host are separate switches (variants.go). posted,
-// shift-bug, host-clobber, host-copy, mid-instruction, always-skip,
-// early-entry and guest-plain-store violate stale-tlb; fixed, native and
-// ignore-cmpxchg are exhaustively correct at the default size, and
-// ignore-cmpxchg also at flushes=2 preemptions=3 (pvflush_test.go), under
-// sequential consistency (the default, memory=0).
+// The guest and host are separate switches (variants.go); the host
+// parameter replaces the fixed host by the 2017 one for every variant. At
+// the default size posted, shift-bug, host-clobber, host-copy,
+// always-skip violate stale-tlb; mid-instruction, early-entry and
+// guest-plain-store violate preempted-not-running first (and stale-tlb
+// without it); pt-free-page violates pt-use-after-free; fixed, native,
+// busy-wait, ignore-cmpxchg, pt-free-rcu and pt-free-native are correct.
+// With host=1 every variant, fixed included, violates
+// preempted-not-running in two steps (an emulated instruction's vCPU
+// reported preempted: CVE-2022-39189), and stale-tlb without B-S1 (B5,
+// and B4 through the write-backs without emulation: host2017_test.go).
 //
-// ignore-cmpxchg (skip iff cmpxchg returns non-zero) is latent under
-// sequential consistency with the merged host, as pvflush.md predicted,
-// and the checker shows why. A failed cmpxchg can return 0: the host's
-// record_steal_time took the byte, the vCPU is back, and 0 is falsy, so it
-// keeps its IPI. With one flush round nothing else is reachable, and the
-// state graph is identical in size to fixed's. With two rounds vCPU0 can
-// read 3 (its previous round's deferred flush, still pending) and then
-// find 1: in between the host entered, its xchg returned 3 and flushed,
-// and the vCPU was preempted again. The posted code skips the vCPU, and
-// that is safe: the flush happened after the read, hence after the PTE
-// change, so the TLB holds no old translation and later fills see the
-// cleared PTE. The third value, 3 after reading 1, needs a second
-// initiator setting FLUSH_TLB concurrently (not modelled); it is safe for
-// the same reason as a success, the pending flush runs at the next entry.
-// Every non-zero return carries PREEMPTED (flag-shape), which is what
-// makes the omission harmless under SC; it is a bug with a host that
-// leaves PREEMPTED set while the vCPU runs (not modelled), or under store
-// buffering (pvflush.md B2(a)), which the parameters memory and pte-clear
-// settle. always-skip is the contrast: a target read as PREEMPTED and
-// skipped after a cmpxchg that found 0 is running with its old TLB.
-//
-// Under x86-TSO (memory=1: per-vCPU store buffers, commits as steps of a
-// "store buffers" thread, model.WithTSO) with Linux's unmap, whose
-// ptep_get_and_clear is a locked xchg that drains vCPU0's buffer before
-// the flush reads steal_time, nothing changes: every variant keeps its
-// verdict at the default size. The B2(a) model drops that barrier
-// (pte-clear=1: a plain store; the IPI send still drains, as
-// smp_call_function_many's llist_add is a locked cmpxchg). Then
-// ignore-cmpxchg violates stale-tlb and fixed stays correct, at the
-// smallest size vcpus=2 flushes=2 preemptions=2 accesses=2 (fixed: 3236
-// states; ignore-cmpxchg: a 23-step shortest counterexample; tso_test.go).
-// The schedule is pvflush.md's, with the first round standing in for I2:
-// round 0 defers its flush (byte 3); round 1 maps X->P1 and buffers the
-// clear; vCPU0 reads 3; the host's xchg returns 3 and flushes, the map
-// (not the clear) commits, vCPU1 walks the PTE and caches X->P1, and is
-// preempted again (byte 1); vCPU0's cmpxchg drains the clear, fails and
-// returns 1, and the uncompared test skips vCPU1; the flush returns, P1 is
-// freed, the host enters without a flush and vCPU1 reads P1 through its
-// stale entry. Fixed compares, sees 1 != 3 and sends the IPI. Every
-// ingredient is needed: with memory=0, pte-clear=0, flushes=1,
-// preemptions=1 or accesses=1, ignore-cmpxchg is exhaustively correct.
+// ignore-cmpxchg (skip iff cmpxchg returns non-zero) is latent: under
+// sequential consistency every non-zero value a failed cmpxchg returns
+// carries PREEMPTED (flag-shape), and a byte found at 1 or 3 means the
+// host's flush for that value runs at the next entry, after the reader's
+// PTE change; with two initiators a cmpxchg that finds the other's 3 and
+// skips is safe for the same reason. Under x86-TSO it stays latent with
+// Linux's barriers: the PTE clear is followed by flush_tlb_mm_range's
+// inc_mm_tlb_gen, a locked RMW that drains the store buffer before the
+// steal_time reads, whether the clear is ptep_get_and_clear's locked xchg
+// (pte-clear=0) or a plain store (pte-clear=2, as
+// native_local_ptep_get_and_clear). Only the hypothetical caller of
+// pte-clear=1 (a plain clear and no barrier at all before the PV flush;
+// no such caller exists in Linux, see the README) lets the clear sit in
+// the store buffer past the reads, and then ignore-cmpxchg drops a
+// running vCPU that holds a translation of the freed page (tso_test.go).
 //
 // # Memory model
 //
-// The shared words (the PTE, the steal_time bytes) go through model.Mem.
-// memory=0 (the default) is sequentially consistent; memory=1 is x86-TSO:
-// each vCPU's plain stores (set_pte_at, the pte-clear=1 clear,
-// set_preempted's store, host-copy's write-back) enter its store buffer,
-// the locked xchg and cmpxchg drain it, and vCPU0's IPI send drains it
-// (llist_add). Commits are steps of the extra thread "store buffers";
-// the store-buffer variables sb[vCPUt] hold raw words (the PTE as
-// frame+1, 0 for not present). Symmetry reduction is not available under
-// TSO. Partial-order reduction is (Independent is passed through for
-// pairs of vCPUs, and commit steps depend on everything); the diamond
-// test covers SC only, but dfs reaches bfs's 3236 states at the B2(a)
-// size.
+// The shared words go through model.Mem. memory=0 (the default) is
+// sequentially consistent; memory=1 is x86-TSO: each vCPU's plain stores
+// (set_pte_at, a plain PTE clear, pmd_clear, set_preempted's store, the
+// host copy's write-backs) enter its store buffer; the locked xchg,
+// cmpxchg and inc_mm_tlb_gen drain it, and so do the initiator's IPI send
+// (llist_add is a locked cmpxchg) and VM entry (vcpu_enter_guest's
+// srcu_read_unlock has an smp_mb). Commits are steps of the extra thread
+// "store buffers".
 //
 // # Properties
 //
 // stale-tlb (B-SAFE) is asserted at every use of a translation: the state
-// carries the observer "frames below freed have been freed", and a TLB
-// entry or in-flight emulator translation names its frame, so bfs is
-// sound. flag-shape (B-S2) is an invariant: FLUSH_TLB implies PREEMPTED,
-// and no bit is set while PREEMPTED is clear. The stray bit 2 of the shift
-// bug is allowed next to PREEMPTED: the host clears the whole byte and
-// vcpu_is_preempted's whole-byte test still agrees with the PREEMPTED bit,
-// so the byte 5 does no harm by itself; the harm is the flush the host
-// never does, and stale-tlb reports it. (The strict form, every byte in
-// {0, 1, 3}, is checked for the correct variants in the tests.) Deadlock
-// is the explorer's; vCPU0's blocked step names the ack it waits for.
+// carries, per page, the observer "frames below freed have been freed",
+// and a TLB entry or in-flight emulator translation names its frame.
+// pt-use-after-free (B11) is asserted at every read through Q.
+// flag-shape (B-S2) and preempted-not-running (B-S1: a byte with
+// PREEMPTED belongs to a vCPU that is not in guest mode and has no
+// emulated instruction in flight) are invariants. flush-returns is the
+// progress property: it is pending while some initiator's flush is in
+// flight, from its PTE clear to its return, and is checked by bfs under
+// weak fairness. The blocked-await variants have acyclic state graphs, so
+// it holds with or without fairness; busy-wait's spin is a self-loop, and
+// flush-returns fails without fairness (the spin repeats while the target
+// never runs) and holds with weak fairness. Deadlock is the explorer's; a
+// blocked initiator names the ack it waits for.
 //
 // # Metrics
 //
-// wait-steps counts every step, by any thread, taken while vCPU0 waits
-// for the ack of a target that is scheduled out; ipis counts IPIs sent.
-// fixed still waits on scheduled-out targets, in the windows steal_time
-// cannot show: a target read as running and preempted before its ack, or
-// one scheduled out in host mode outside an instruction boundary (not
-// reported since 6cd88243c7e0). See metrics_test.go for the numbers.
+// wait-steps counts, at every step by any thread, the initiators that run
+// and wait for the ack of a vCPU that is scheduled out; ipis counts IPIs
+// sent. Both are summarised per execution on acyclic graphs (not
+// busy-wait's). The mean is over executions, each counted once, not by its
+// likelihood (matrix_test.go).
 //
 // # Spec
 //
-// The PTE of X as a register (spec.go): the unmap-and-flush is a write
-// that returns when the flush does; an access is a read of the
-// translation used. A page fault is not a read: during a flush one target
-// may fault on the cleared PTE while another legally reads the old page
-// through its TLB, which no register allows.
+// Each page's PTE as a register (spec.go): the unmap-and-flush is a write
+// that returns when the flush does; an access is a read of the translation
+// used. A page fault is not a read: during a flush one vCPU may fault on
+// the cleared PTE while another legally reads the old page through its
+// TLB, which no register allows.
 package pvflush

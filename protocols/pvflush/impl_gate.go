@@ -13,19 +13,21 @@ import (
 // protocol needs, so that a controlled run offers exactly the model's
 // (thread, alt) pairs at every step.
 //
-//  1. Alternatives that change while a goroutine is parked. A target's
-//     choices (access, emulate, take the IPI, be preempted...) depend on
-//     other goroutines: vCPU0's send adds "take the IPI", another target's
-//     preemption may use up the shared budget and remove "be preempted".
-//     rt.Env.Choose fixes its count when the goroutine parks.
+//  1. Alternatives that change while a goroutine is parked. A vCPU's
+//     choices (its program's next step, access, take the IPI, be
+//     preempted...) depend on other goroutines: an initiator's send adds
+//     "take the IPI", another vCPU's preemption may use up the shared
+//     budget and remove "be preempted". rt.Env.Choose fixes its count
+//     when the goroutine parks.
 //  2. Waiting for a condition that another goroutine sets inside one of
-//     its Choose steps. vCPU0's csd_lock_wait is blocked until the ack,
-//     which the target gives in an alternative of its Choose; an rt Mutex
-//     or Cond would need a second scheduling point in the target's step.
-//     The same holds for a target with nothing to do (every access done,
-//     no preemption left) that an IPI may still wake.
+//     its Choose steps. An initiator's csd_lock_wait is blocked until the
+//     ack, which the target gives in an alternative of its Choose; an rt
+//     Mutex or Cond would need a second scheduling point in the target's
+//     step. The same holds for a vCPU with nothing to do (every access
+//     done, no preemption left) that an IPI may still wake, and for the
+//     RCU-sched grace period, which waits for walkers to leave.
 //
-// So the code parks at an ordinary rt point (Choose with maxAlts
+// So the code parks at an ordinary rt point (Choose with maxActions
 // alternatives, or a Yield) and publishes in the gate how many of them are
 // offered now (0: blocked), computed from its own state; Guided's strategy
 // adapter drops the others before the wrapped strategy picks, and ends the
@@ -59,7 +61,7 @@ type link struct{ g *gate }
 // to it: a controlled run of the implementation under adapt(s) offers s
 // exactly the choices the model enables at each step (see gate), and ends
 // when the model's run would. Under a plain strategy (Impl, or this
-// implementation without the adapter) targets offer up to maxAlts
+// implementation without the adapter) vCPUs offer up to maxActions
 // alternatives, an alternative not offered is a no-op step, and vCPU0's
 // csd_lock_wait spins: enough to replay a model trace, not to match the
 // model's choices. Use one pair for one sequence of runs at a time.

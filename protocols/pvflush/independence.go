@@ -14,13 +14,15 @@ import "github.com/protocheck/protocheck/model"
 //   - the observer freed, written by vCPU0's return step and read by every
 //     use of a translation (the stale-tlb assertion);
 //   - vCPU0's control state (phase, cur, mask), which decides the
-//     wait-steps metric of every step (vCPU0 waits for tg[cur], which is
-//     scheduled out), and tg[cur].ipi, which vCPU0's send-ipi step sets to
-//     pending (a new alternative of vCPU cur) and its wait step resets;
+//     wait-steps metric of every step (vCPU0 waits for vCPU cur, which is
+//     scheduled out), and vCPU cur's ipi, which vCPU0's send-ipi step sets
+//     to pending (a new alternative of vCPU cur) and its wait step resets;
 //   - the alternative numbering: a target's step draws among the list
 //     actions builds from its own record and from s.preempt > 0 (the
 //     preemption is always the last alternative).
 //
+// Only the machine with one initiator, no walker and no spin is analysed
+// (every pair of anything else is dependent, which is always sound).
 // Independent returns true only for pairs for which none of these can
 // tell the order apart. Two target steps (t != u) read and write only
 // their own records, plus the budget and freed: they commute unless both
@@ -29,16 +31,17 @@ import "github.com/protocheck/protocheck/model"
 // it out or back in (the other step's wait-steps delta would differ).
 // vCPU0's steps commute with a target step when footprints do and:
 //
-//   - map, zap, read, cmpxchg: always. They lead to zap, read, cmpxchg,
-//     send-ipi or return, never to wait-ack, so wait-steps stays 0 in
-//     either order, and they change no target's record.
+//   - map, zap, inc-tlb-gen, read, cmpxchg: always. They lead to zap,
+//     inc-tlb-gen, read, cmpxchg, send-ipi or return, never to wait-ack,
+//     so wait-steps stays 0 in either order, and they change no target's
+//     record.
 //   - send-ipi to cur: not with a step of cur (its alternatives change);
 //     with another target only when it is not the last send (the last one
 //     starts the wait, which can switch wait-steps on).
-//   - wait-ack (enabled only once tg[cur] acked, so wait-steps is 0 at
+//   - wait-ack (enabled only once vCPU cur acked, so wait-steps is 0 at
 //     s): only when it is the last wait (it leads to return); a wait that
 //     moves on to the next target can switch wait-steps on. Resetting
-//     tg[cur].ipi from acked to none changes none of cur's alternatives.
+//     cur's ipi from acked to none changes none of cur's alternatives.
 //   - return: not with a step that uses a translation (a guest access, or
 //     the completion of an emulated one), whose stale-tlb outcome depends
 //     on freed.
@@ -63,6 +66,11 @@ import "github.com/protocheck/protocheck/model"
 // every pair this returns true for, at every reachable state.
 func (m *machine) Independent(ms model.State, a, b model.Choice) bool {
 	s := ms.(*state)
+	// Only the one-initiator machine without a walker or a spin is
+	// analysed; anything else is dependent, which is always sound.
+	if m.ni > 1 || m.v.walker || m.v.busyWait {
+		return false
+	}
 	if a.Thread == b.Thread {
 		return false
 	}
@@ -72,9 +80,10 @@ func (m *machine) Independent(ms model.State, a, b model.Choice) bool {
 	// Never a free target (symmetry.go), nor one the initiator's step
 	// may free (a cmpxchg that skips cur, a wait that retires it): see
 	// "Sleep sets and symmetry" above.
+	f0 := &s.in[0]
 	free := m.freeTargets(s)
-	if a.Thread == 0 && (s.phase == phaseCAS || s.phase == phaseWait) && int(s.round) >= m.flushes-1 {
-		free |= 1 << s.cur
+	if a.Thread == 0 && (f0.phase == phaseCAS || f0.phase == phaseWait) && int(f0.round) >= m.flushes-1 {
+		free |= 1 << f0.cur
 	}
 	if free&(1<<b.Thread) != 0 || a.Thread != 0 && free&(1<<a.Thread) != 0 {
 		return false
@@ -93,43 +102,44 @@ func (m *machine) Independent(ms model.State, a, b model.Choice) bool {
 	if aact == actPreempt && bact == actPreempt && s.preempt < 2 {
 		return false
 	}
-	if s.phase == phaseWait && (m.togglesWait(s, a.Thread, aact) || m.togglesWait(s, b.Thread, bact)) {
+	if f0.phase == phaseWait && (m.togglesWait(s, a.Thread, aact) || m.togglesWait(s, b.Thread, bact)) {
 		return false
 	}
 	return true
 }
 
-// action returns the action of target choice c in s: the alternative
-// c.Alt of its step's draw.
+// action returns the action kind of target choice c in s: the
+// alternative c.Alt of its step's draw.
 func (m *machine) action(s *state, c model.Choice) (int, bool) {
 	if c.Thread <= 0 || c.Thread >= m.n {
 		return 0, false
 	}
-	var buf [maxActions]uint8
+	var buf [maxActions]action
 	as := m.actions(s, c.Thread, buf[:0])
 	if c.Alt < 0 || c.Alt >= len(as) {
 		return 0, false
 	}
-	return int(as[c.Alt]), true
+	return as[c.Alt].kind(), true
 }
 
 // togglesWait reports whether action act of target t can change whether
 // vCPU0 is waiting for a scheduled-out target (the wait-steps metric):
 // only by scheduling out or in the target vCPU0 waits for.
 func (m *machine) togglesWait(s *state, t, act int) bool {
-	return t == int(s.cur) && (act == actPreempt || act == actSchedIn)
+	return t == int(s.in[0].cur) && (act == actPreempt || act == actSchedIn)
 }
 
 // initiatorCommutes reports whether vCPU0's next step commutes with
 // action act of target t in s (given disjoint footprints).
 func (m *machine) initiatorCommutes(s *state, t, act int) bool {
-	switch s.phase {
-	case phaseMap, phaseZap, phaseRead, phaseCAS:
+	f0 := &s.in[0]
+	switch f0.phase {
+	case phaseMap, phaseZap, phaseGen, phaseRead, phaseCAS:
 		return true
 	case phaseSend:
-		return t != int(s.cur) && nextInMask(s, int(s.cur)+1, m.n) > 0
+		return t != int(f0.cur) && m.nextInMask(f0, int(f0.cur)+1) >= 0
 	case phaseWait:
-		return nextInMask(s, int(s.cur)+1, m.n) == 0
+		return m.nextInMask(f0, int(f0.cur)+1) < 0
 	case phaseRet:
 		return !m.usesTranslation(s, t, act)
 	}
@@ -143,7 +153,7 @@ func (m *machine) usesTranslation(s *state, t, act int) bool {
 	case actAccess:
 		return true
 	case actHost:
-		return s.tg[t].inflight >= 0
+		return s.v[t].inflight >= 0
 	}
 	return false
 }

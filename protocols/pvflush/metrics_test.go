@@ -27,8 +27,9 @@ func metric(t *testing.T, r *explorer.Result, name string) explorer.Metric {
 // scheduled-out targets; so does fixed, but only in the windows the PV
 // flush cannot see: a target read as running and preempted before its
 // ack, or scheduled out in host mode outside an instruction boundary (not
-// reported since 6cd88243c7e0). The worst case is the same; on average
-// fixed waits about a third less, and it sends fewer IPIs.
+// reported since 6cd88243c7e0). The worst case is the same; the mean over
+// executions is lower for fixed (see TestWaitStepsMeanIsNotTheOptimisation
+// for what that mean does and does not say), and it sends fewer IPIs.
 func TestWaitSteps(t *testing.T) {
 	type want struct {
 		min, max int64
@@ -40,13 +41,13 @@ func TestWaitSteps(t *testing.T) {
 		wait, ipis want
 		executions float64
 	}{
-		{"native", nil, want{0, 12, 0.169929}, want{2, 2, 2}, 4058559391480},
-		{"fixed", nil, want{0, 12, 0.115155}, want{0, 2, 1.972972}, 26015456323676},
-		{"native", model.Params{"vcpus": 2}, want{0, 2, 0.320685}, want{1, 1, 1}, 88470},
-		{"fixed", model.Params{"vcpus": 2}, want{0, 2, 0.205227}, want{0, 1, 0.943750}, 286843},
+		{"native", nil, want{0, 12, 0.143102}, want{2, 2, 2}, 10891187653404},
+		{"fixed", nil, want{0, 12, 0.096772}, want{0, 2, 1.987147}, 60501684955287},
+		{"native", model.Params{"vcpus": 2}, want{0, 2, 0.258414}, want{1, 1, 1}, 247939},
+		{"fixed", model.Params{"vcpus": 2}, want{0, 2, 0.165283}, want{0, 1, 0.942720}, 733487},
 	}
 	for _, c := range cases {
-		r, err := explorer.Explore(instantiate(t, c.variant, c.params), explorer.Options{Metrics: true})
+		r, err := explorer.Explore(instantiate(t, c.variant, c.params), explorer.Options{Metrics: true, Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,6 +71,7 @@ func TestFixedWaitsOnlyAfterReadingRunning(t *testing.T) {
 	m := instantiate(t, "fixed", model.Params{"vcpus": 2})
 	sched := []model.Choice{
 		{Thread: 0},         // ptep_get_and_clear
+		{Thread: 0},         // inc_mm_tlb_gen
 		{Thread: 0},         // read st[1].preempted = 0
 		{Thread: 0},         // send IPI to vCPU1
 		{Thread: 1, Alt: 3}, // preempted with the IPI pending
@@ -82,8 +84,8 @@ func TestFixedWaitsOnlyAfterReadingRunning(t *testing.T) {
 	if ex.Violation != nil {
 		t.Fatal(ex.Violation)
 	}
-	if got := ex.Steps[3].Label; got != "VM exit on host timer interrupt (at_instruction_boundary = true); kvm_sched_out -> kvm_arch_vcpu_put -> kvm_steal_time_set_preempted: store st[1].preempted = 1" {
-		t.Fatalf("step 4: %s", got)
+	if got := ex.Steps[4].Label; got != "VM exit on host timer interrupt (at_instruction_boundary = true); kvm_sched_out -> kvm_arch_vcpu_put -> kvm_steal_time_set_preempted: store st[1].preempted = 1" {
+		t.Fatalf("step 5: %s", got)
 	}
 	if ex.Totals[metricWait] != 1 {
 		t.Fatalf("wait-steps = %d, want 1", ex.Totals[metricWait])

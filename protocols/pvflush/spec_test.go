@@ -17,12 +17,19 @@ func random(t *testing.T, m model.Machine, seed int64, runs int) *explorer.Resul
 }
 
 // TestRandomWalksLinearizable: seeded random walks of the correct
-// variants give linearizable histories of the PTE register.
+// variants give linearizable histories of the PTE registers, with one and
+// with two initiators.
 func TestRandomWalksLinearizable(t *testing.T) {
-	for _, v := range []string{"fixed", "native", "ignore-cmpxchg"} {
-		r := random(t, instantiate(t, v, model.Params{"flushes": 2}), 1, 1000)
+	for _, c := range []struct {
+		v string
+		p model.Params
+	}{
+		{"fixed", model.Params{"flushes": 2}}, {"native", model.Params{"flushes": 2}}, {"ignore-cmpxchg", model.Params{"flushes": 2}},
+		{"fixed", model.Params{"initiators": 2, "flushes": 2}}, {"pt-free-rcu", model.Params{"flushes": 2}},
+	} {
+		r := random(t, instantiate(t, c.v, c.p), 1, 1000)
 		if r.Verdict != explorer.Bounded || r.Violation != nil || r.Stats.Executions != 1000 {
-			t.Errorf("%s: %s (%d executions)", v, r, r.Stats.Executions)
+			t.Errorf("%s %v: %s (%d executions)", c.v, c.p, r, r.Stats.Executions)
 		}
 	}
 }
@@ -57,7 +64,7 @@ func TestSpecAcceptsPending(t *testing.T) {
 	if ex.Violation != nil {
 		t.Fatalf("%v\n%v", ex.Violation, ex.Steps)
 	}
-	ok, _ := pteSpec.Model.Step(1, pteOp{}, model.Pending{})
+	ok, _ := pteSpec.Model.Step(pteRegs{1, 1}, pteOp{}, model.Pending{})
 	if !ok {
 		t.Fatal("a pending read is rejected")
 	}

@@ -1,0 +1,111 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/protocheck/protocheck/cli"
+	"github.com/protocheck/protocheck/model"
+	"github.com/protocheck/protocheck/protocols"
+)
+
+type verifyDoc struct {
+	Variants []struct {
+		Protocol, Variant, Expected, Found string
+		Match                              bool
+		Params                             map[string]int
+	}
+	Claims []struct {
+		Protocol, Claim, Found string
+		Match                  bool
+	}
+}
+
+// Every variant of every protocol at its default configuration matches its
+// expectation, and every protocol's claims hold: verify --quick, as the
+// README says go test runs it. (The whole matrix is check verify's, for
+// minutes rather than seconds.)
+func TestVerifyQuickMatchesEveryExpectation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("explores every variant at its default size")
+	}
+	code, stdout, stderr := check(t, "verify", "--quick", "--json", "--progress=false")
+	if code != cli.ExitOK {
+		t.Fatalf("verify --quick: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var doc verifyDoc
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]int{}
+	for _, c := range doc.Claims {
+		if !c.Match {
+			t.Errorf("claim %s/%s does not hold: %s", c.Protocol, c.Claim, c.Found)
+		}
+		claims[c.Protocol]++
+	}
+	variants := map[string]int{}
+	for _, r := range doc.Variants {
+		if !r.Match {
+			t.Errorf("%s/%s at %v: found %s, expected %s", r.Protocol, r.Variant, r.Params, r.Found, r.Expected)
+		}
+		if len(r.Params) == 0 {
+			t.Errorf("%s/%s: a row without its parameters", r.Protocol, r.Variant)
+		}
+		variants[r.Protocol]++
+	}
+	for _, p := range protocols.All() {
+		if variants[p.Name] != len(p.Variants) {
+			t.Errorf("%s: %d rows, %d variants", p.Name, variants[p.Name], len(p.Variants))
+		}
+		if len(p.Claims) > 0 && claims[p.Name] != len(p.Claims) {
+			t.Errorf("%s: %d claim rows, %d claims", p.Name, claims[p.Name], len(p.Claims))
+		}
+	}
+}
+
+// Removing a protocol's optimisation leaves every variant safe, and verify
+// fails all the same: the seed's claim no longer holds. pvflush's fixed
+// built as native (every target IPIed) and e500mc's per-lpid built as
+// per-cpu (a flush on every load).
+func TestVerifyFailsWithoutTheOptimisation(t *testing.T) {
+	for _, c := range []struct{ protocol, variant, as string }{
+		{"pvflush", "fixed", "native"},
+		{"e500mc", "per-lpid", "per-cpu"},
+	} {
+		orig, err := protocols.Lookup(c.protocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := *orig
+		p.Matrix = nil
+		p.New = func(variant string, params model.Params) (model.Machine, error) {
+			if variant == c.variant {
+				variant = c.as
+			}
+			return orig.New(variant, params)
+		}
+		reg := &cli.Registry{Protocols: []*model.Protocol{&p}}
+		var stdout, stderr strings.Builder
+		code := cli.Run(reg, []string{"verify", "--quick", "--json", "--progress=false", c.protocol}, &stdout, &stderr, nil)
+		var doc verifyDoc
+		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
+			t.Fatalf("%s: %v\n%s", c.protocol, err, stderr.String())
+		}
+		failed := 0
+		for _, cl := range doc.Claims {
+			if !cl.Match {
+				failed++
+			}
+		}
+		for _, r := range doc.Variants {
+			if !r.Match {
+				t.Errorf("%s/%s as %s: a verdict changed (%s), only a claim should fail", c.protocol, r.Variant, c.as, r.Found)
+			}
+		}
+		if code != cli.ExitViolation || failed == 0 {
+			t.Errorf("%s with %s built as %s: exit %d, %d claims failed; want exit 1 and a failed claim", c.protocol, c.variant, c.as, code, failed)
+		}
+	}
+}

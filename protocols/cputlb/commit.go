@@ -1,0 +1,143 @@
+package cputlb
+
+import (
+	"github.com/protocheck/protocheck/model"
+)
+
+// The main loop committing a memory transaction (a device remaps a BAR, a
+// QMP command adds memory): memory_region_transaction_commit, with the BQL
+// held, switches the address space to its new FlatView and calls every
+// listener's commit, among them one tcg_as_listener per vCPU address space
+// (cpu_address_space_init registers them in CPU order). In the v5.0 code
+// (exec.c):
+//
+//	tcg_commit: cpuas->memory_dispatch = address_space_to_dispatch(as)  (atomic_rcu_set)
+//	            tlb_flush(cpuas->cpu)  -> another vCPU: async_run_on_cpu(tlb_flush_by_mmuidx_async_work)
+//
+// so the vCPU can see the new dispatch before its TLB is flushed. Since
+// 0d58c660689f ("softmmu: Use async_run_on_cpu in tcg_commit", 2023):
+//
+//	tcg_commit: async_run_on_cpu(cpu, tcg_commit_cpu)
+//	tcg_commit_cpu (on the vCPU): cpuas->memory_dispatch = address_space_to_dispatch(as); tlb_flush(cpu)
+//
+// Seed 000 converts the cross-CPU tlb_flush_by_mmuidx to
+// async_run_on_cpu_no_bql; tcg_commit_cpu, queued by exec.c, keeps the BQL.
+
+// Steps of the main loop (envThread.pc).
+const (
+	cmLock   uint8 = iota // qemu_mutex_lock_iothread; address_space_set_flatview: as->current_map = the new map
+	cmCPU                 // the tcg_as_listener commit of vCPU idx (sub: cm*)
+	cmUnlock              // qemu_mutex_unlock_iothread
+	cmDone
+)
+
+var commitPCNames = [...]string{"bql_lock+set flatview", "tcg_commit", "bql_unlock", "done"}
+
+// Steps of one vCPU's tcg_commit (envThread.sub, at cmCPU).
+const (
+	cmDispatch    uint8 = iota // v5.0: atomic_rcu_set(&cpuas->memory_dispatch, d)
+	cmQueue                    // async_run_on_cpu: qemu_mutex_lock(cpu->lock), append
+	cmKick                     // qemu_cpu_kick
+	cmQueueUnlock              // qemu_mutex_unlock(cpu->lock)
+)
+
+func (m *machine) stepCommit(s *state, x *model.Exec) {
+	e := &s.main
+	switch e.pc {
+	case cmLock:
+		// The BQL and the switch of the map, which only BQL holders read
+		// (tcg_commit, tcg_commit_cpu): Lipton.
+		if bqlBusy(s, x) {
+			return
+		}
+		x.Lock(&s.bql, "bql")
+		x.Count(mBQL, 1)
+		g := x.Load(s.mem, m.aMap) + 1
+		x.Store(s.mem, m.aMap, g)
+		if x.Labelling() {
+			x.Labelf("memory_region_transaction_commit: qemu_mutex_lock_iothread; address_space_set_flatview: as->current_map = the new map (dispatch generation %d)", g)
+		}
+		e.idx, e.sub = 0, cmQueue
+		if !m.cfg.commitDeferred {
+			e.sub = cmDispatch
+		}
+		e.pc = cmCPU
+	case cmCPU:
+		m.stepTCGCommit(s, x)
+	case cmUnlock:
+		x.Unlock(&s.bql, "bql")
+		if x.Labelling() {
+			x.Label("memory_region_transaction_commit: qemu_mutex_unlock_iothread")
+		}
+		e.pc = cmDone
+	case cmDone:
+		x.Done()
+	}
+}
+
+// commitItem is what tcg_commit queues on a vCPU.
+func (m *machine) commitItem() item {
+	switch {
+	case m.cfg.commitDeferred:
+		return itemCommitCPU
+	case m.cfg.noBQL:
+		return itemCommitNoBQL
+	}
+	return itemCommitBQL
+}
+
+// commitCall names tcg_commit's queueing call on vCPU c.
+func (m *machine) commitCall(c int) string {
+	switch {
+	case m.cfg.commitDeferred:
+		return "tcg_commit(" + cpuNames[c] + "): async_run_on_cpu(" + cpuNames[c] + ", tcg_commit_cpu)"
+	case m.cfg.noBQL:
+		return "tcg_commit(" + cpuNames[c] + "): tlb_flush: async_run_on_cpu_no_bql(" + cpuNames[c] + ", tlb_flush_by_mmuidx_async_work)"
+	}
+	return "tcg_commit(" + cpuNames[c] + "): tlb_flush: async_run_on_cpu(" + cpuNames[c] + ", tlb_flush_by_mmuidx_async_work)"
+}
+
+// stepTCGCommit is the tcg_as_listener commit of vCPU e.idx, and the move
+// to the next vCPU.
+func (m *machine) stepTCGCommit(s *state, x *model.Exec) {
+	e := &s.main
+	c := int(e.idx)
+	switch e.sub {
+	case cmDispatch:
+		g := x.Load(s.mem, m.aMap)
+		x.Store(s.mem, m.aDispatch[c], g)
+		if x.Labelling() {
+			x.Labelf("tcg_commit(%s): atomic_rcu_set(&cpuas->memory_dispatch, address_space_to_dispatch(as)) (generation %d)", cpuNames[c], g)
+		}
+		e.sub = cmQueue
+	case cmQueue:
+		if cpuLockBusy(s, c, x) {
+			return
+		}
+		m.queueLock(s, c, m.commitItem(), x)
+		if x.Labelling() {
+			x.Labelf("%s: qemu_mutex_lock(%s), append to %s", m.commitCall(c), cpuLockNames[c], workLists[c])
+		}
+		e.sub = cmKick
+	case cmKick:
+		m.kick(s, c, x)
+		if x.Labelling() {
+			x.Label(m.commitCall(c) + ": " + kickLabel(c))
+		}
+		e.sub = cmQueueUnlock
+	case cmQueueUnlock:
+		x.Unlock(&s.cpuLock[c], cpuLockNames[c])
+		if x.Labelling() {
+			x.Labelf("%s: qemu_mutex_unlock(%s)", m.commitCall(c), cpuLockNames[c])
+		}
+		e.idx++
+		e.sub = cmQueue
+		if !m.cfg.commitDeferred {
+			e.sub = cmDispatch
+		}
+		if int(e.idx) == m.n {
+			e.idx, e.sub = 0, 0
+			e.pc = cmUnlock
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package cputlb
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/model"
+)
+
+var runMatrix = flag.Bool("matrix", false, "explore the heavy configurations: the default size of the correct variants and the verification matrix (minutes on two cores)")
+
+// TestMatrixDeclared checks the matrix as data: each configuration
+// resolves, says why, names known variants and properties, and together
+// they make each mechanism happen at least twice.
+func TestMatrixDeclared(t *testing.T) {
+	props := map[string]bool{model.ExpectOK: true, NoStaleTranslation: true, WorkOnce: true, DirtyTracking: true,
+		DispatchCoherent: true, model.Deadlock: true}
+	seen := map[string]bool{}
+	for i, c := range append([]model.Config{{Why: "the default"}}, Protocol.Matrix...) {
+		p, err := Protocol.Resolve(c.Params)
+		if err != nil {
+			t.Errorf("config %d: %v", i, err)
+			continue
+		}
+		if c.Why == "" {
+			t.Errorf("config %d (%v) does not say why", i, c.Params)
+		}
+		if _, err := newMachine(Protocol.Variants[0].Name, p); err != nil {
+			t.Errorf("config %d: %v", i, err)
+		}
+		for _, v := range c.Variants {
+			if _, err := Protocol.Variant(v); err != nil {
+				t.Errorf("config %d: %v", i, err)
+			}
+		}
+		for v, e := range c.Expect {
+			if _, err := Protocol.Variant(v); err != nil || !props[e] {
+				t.Errorf("config %d: expectation %s=%s: variant or property unknown", i, v, e)
+			}
+		}
+		if p["migration"] >= 2 {
+			seen["two dirty syncs"] = true
+		}
+		if p["migration"] >= 1 && p["commit"] >= 1 {
+			seen["a tlb_reset_dirty beside a flush of every TLB"] = true
+		}
+		if p["commit"] >= 1 || p["sources"] >= 2 {
+			seen["two flushes of one TLB"] = true
+		}
+		if p["sources"] >= 2 {
+			seen["two sources"] = true
+		}
+		if p["cpus"]-p["sources"] >= 2 {
+			seen["two targets"] = true
+		}
+		if p["migration"] >= 1 && p["commit"] == 0 || p["migration"] == 0 && p["commit"] >= 1 {
+			seen["one foreign path alone"] = true
+		}
+	}
+	for _, mech := range []string{"two dirty syncs", "a tlb_reset_dirty beside a flush of every TLB", "two flushes of one TLB", "two sources", "two targets", "one foreign path alone"} {
+		if !seen[mech] {
+			t.Errorf("no configuration with %s", mech)
+		}
+	}
+}
+
+// TestMatrix runs the whole matrix: every variant at every configuration,
+// exhaustive bfs, against its expected verdict. It explores about 40
+// million states, so it runs only with -matrix; the configurations are
+// checked as data by TestMatrixDeclared, and check verify runs them too.
+func TestMatrix(t *testing.T) {
+	if !*runMatrix {
+		t.Skip("the verification matrix runs with -matrix (minutes)")
+	}
+	for _, c := range Protocol.Matrix {
+		for _, v := range Protocol.Variants {
+			if !c.Covers(v.Name) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%v", v.Name, c.Params), func(t *testing.T) {
+				r := bfs(t, v.Name, c.Params)
+				found := model.ExpectOK
+				if r.Violation != nil {
+					found = r.Violation.Property
+				}
+				want, also := c.Expected(v)
+				if r.Verdict == explorer.Bounded || found != want && !slices.Contains(also, found) {
+					t.Errorf("got %s, want %s (or %v)", r, want, also)
+				}
+				if r.Verdict == explorer.OK && len(r.Unchecked) > 0 {
+					t.Errorf("ok, but unchecked: %v", r.Unchecked)
+				}
+				t.Logf("%s: %d states, %d transitions, trace %d", found, r.Stats.States, r.Stats.Transitions, len(r.Schedule))
+			})
+		}
+	}
+}
+
+// summary is a metric's summary over every complete execution.
+func summary(t *testing.T, r *explorer.Result, name string) model.MetricSummary {
+	t.Helper()
+	for _, mm := range r.Metrics {
+		if mm.Name == name {
+			return model.MetricSummary{Executions: mm.Executions, Min: mm.Min, Max: mm.Max, Mean: mm.Mean, TransitionsSum: mm.Transitions}
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return model.MetricSummary{}
+}
+
+// checkClaim explores variants a and b exhaustively at the claim's size
+// with metrics and returns what the claim says of them.
+func checkClaim(t *testing.T, c model.Claim, a, b string) (bool, string) {
+	t.Helper()
+	get := func(variant string) model.MetricSummary {
+		r, _ := explore(t, variant, c.Params, explorer.Options{Metrics: true, Workers: 2})
+		if r.Verdict != explorer.OK {
+			t.Fatalf("%s %v: %s", variant, c.Params, r)
+		}
+		return summary(t, r, c.Metric)
+	}
+	return c.Holds(get(a), get(b))
+}
+
+// TestClaims checks each of the protocol's claims as verification does.
+func TestClaims(t *testing.T) {
+	if len(Protocol.Claims) == 0 {
+		t.Fatal("no claims")
+	}
+	for _, c := range Protocol.Claims {
+		ok, found := checkClaim(t, c, c.A, c.B)
+		if !ok {
+			t.Errorf("claim %s does not hold: %s", c.Name, found)
+		}
+		t.Logf("%s: %s", c.Name, found)
+	}
+}
+
+// TestClaimsNeedTheSeed deletes the seed's change: with the BQL-taking
+// variant in the place of the seed's, every claim fails. A change that
+// made the seed's flush jobs take the BQL again would fail verification.
+func TestClaimsNeedTheSeed(t *testing.T) {
+	for _, c := range Protocol.Claims {
+		if ok, found := checkClaim(t, c, c.B, c.B); ok {
+			t.Errorf("claim %s still holds without the seed's change: %s", c.Name, found)
+		}
+	}
+}
