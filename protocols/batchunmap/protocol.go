@@ -23,14 +23,15 @@ const (
 var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
 	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly}
 
-// Property names (batchunmap.md P1-P5, and the progress property).
+// Property names (batchunmap.md P1-P5, and the progress property L1-L2:
+// every call the syscall thread makes returns).
 const (
 	NoUseAfterFree       = "no-use-after-free"
 	NoLostWrite          = "no-lost-write"
 	SyscallPostcondition = "syscall-postcondition"
 	FlushBeforeFree      = "flush-before-free"
 	CounterSound         = "counter-sound"
-	MprotectReturns      = "mprotect-returns"
+	SyscallReturns       = "syscall-returns"
 )
 
 // Protocol is the batched-unmap protocol family: reclaim's deferred TLB

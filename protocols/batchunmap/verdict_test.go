@@ -57,7 +57,7 @@ func checkVerdicts(t *testing.T, p model.Params, want []verdict) {
 // At the default size (two reclaimers, a user task that migrates once,
 // mprotect, MADV_FREE on a large folio and munmap) every variant gets the
 // verdict expected of it, each buggy one through the harm property it
-// names, and "mprotect returns" holds for every correct one (bfs checks
+// names, and syscall-returns holds for every correct one (bfs checks
 // it under weak fairness: Unchecked is empty).
 func TestDefaultVerdicts(t *testing.T) {
 	checkVerdicts(t, nil, []verdict{
