@@ -160,7 +160,14 @@ func (s *state) stepSyscall(x *model.Exec) {
 		// remap_page leave pte[va] mapping the same page, now a small
 		// folio, and no other thread of the model can act on the folio
 		// meanwhile (a user access waits on the migration entry, a
-		// reclaimer's folio_trylock fails). So it is one step. Its own
+		// reclaimer's folio_trylock fails). So it is one step. The
+		// reclaimer's folio_trylock is not a step of the model (its
+		// spin_lock of the PTL stands for both): a trace may show a
+		// reclaimer taking this va's PTL, and even clearing its PTE, before
+		// this step. This step reads and writes nothing any reclaimer or
+		// user step reads or writes (the split flag is the syscall's own),
+		// so such an execution reaches the same states as the one with
+		// this step first, where the real folio lock is free. Its own
 		// deferral (try_to_migrate with TTU_BATCH_FLUSH) is flushed by its
 		// own try_to_unmap_flush inside it; the pending generation it adds
 		// to tlb_flush_batched is left out, which only removes flushes a
