@@ -948,7 +948,7 @@ func (k *kernel) changePTE(va int, kind uint8, word uint64, retaken bool, gather
 	if old&bPresent == 0 {
 		what := "nothing to change, nothing to flush"
 		if kind == kMadvFree || kind == kMunmap || kind == kMadvDontneed {
-			what = "free_swap_and_cache, cleared, nothing to flush"
+			what = "free_swap_and_cache_nr, clear_not_present_full_ptes, nothing to flush"
 		}
 		e.Notef("%s: pte[%d] none (swap entry): %s", fn, va, what)
 		k.mark(va, kind)

@@ -311,7 +311,7 @@ func (s *state) stepPTE(x *model.Exec, va int, kind uint8) {
 		if x.Labelling() {
 			what := "nothing to change, nothing to flush"
 			if kind == kMadvFree || kind == kMunmap || kind == kMadvDontneed {
-				what = "free_swap_and_cache, cleared, nothing to flush"
+				what = "free_swap_and_cache_nr, clear_not_present_full_ptes, nothing to flush"
 			}
 			x.Labelf("%s: pte[%d] none (swap entry): %s", fn, va, what)
 		}
