@@ -390,3 +390,28 @@ func TestStressReportsARealDeadlock(t *testing.T) {
 		t.Errorf("stress cputlb/no-kick: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// A clean bfs names the progress properties it checked and the fairness
+// they hold under; --no-progress checks none and says nothing.
+func TestCleanBFSNamesItsProgressProperties(t *testing.T) {
+	_, out, _ := check(t, "explore", "pvflush/fixed")
+	if !strings.Contains(out, "progress: flush-returns checked on every cycle and end state, under weak fairness") {
+		t.Errorf("no progress line:\n%s", out)
+	}
+	_, out, _ = check(t, "explore", "pvflush/fixed", "--fairness", "none")
+	if !strings.Contains(out, "progress: flush-returns checked on every cycle and end state, with no fairness assumed") {
+		t.Errorf("no progress line without fairness:\n%s", out)
+	}
+	_, out, _ = check(t, "explore", "pvflush/fixed", "--no-progress")
+	if strings.Contains(out, "progress:") {
+		t.Errorf("--no-progress still names progress properties:\n%s", out)
+	}
+	_, out, _ = check(t, "explore", "e500mc/per-lpid", "loads=1", "--json")
+	var doc struct {
+		Progress []string `json:"progress_checked"`
+		Fairness string   `json:"fairness"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Progress) != 1 || doc.Progress[0] != "host-flush-returns" || doc.Fairness != "weak" {
+		t.Errorf("--json: progress %q under %q (%v)", doc.Progress, doc.Fairness, err)
+	}
+}
