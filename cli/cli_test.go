@@ -340,7 +340,7 @@ func TestExploreOutNeverDeletes(t *testing.T) {
 	if err := os.WriteFile(path, []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, _ := check(t, "explore", "cputlb/synced", "--out", path); code != cli.ExitOK {
+	if code, _, _ := check(t, "explore", "cputlb/synced", "migration=0", "commit=0", "--out", path); code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "mine\n" {
@@ -354,7 +354,7 @@ func TestCompareExitsOneOnAViolation(t *testing.T) {
 	if code != cli.ExitViolation || !strings.Contains(out, "non-synced violates no-stale-translation") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
-	if code, _, _ := check(t, "compare", "cputlb", "synced", "synced-no-bql"); code != cli.ExitOK {
+	if code, _, _ := check(t, "compare", "cputlb", "synced", "synced-no-bql", "migration=0", "commit=0"); code != cli.ExitOK {
 		t.Errorf("two clean variants: exit %d", code)
 	}
 }
@@ -362,8 +362,8 @@ func TestCompareExitsOneOnAViolation(t *testing.T) {
 // A clean bfs also checks the protocol's histories on random walks, and
 // says so; timing goes to stderr, so stdout is the same on every run.
 func TestExploreChecksHistoriesAndKeepsTimingOffStdout(t *testing.T) {
-	_, out1, stderr := check(t, "explore", "cputlb/synced")
-	_, out2, _ := check(t, "explore", "cputlb/synced")
+	_, out1, stderr := check(t, "explore", "cputlb/synced", "migration=0", "commit=0")
+	_, out2, _ := check(t, "explore", "cputlb/synced", "migration=0", "commit=0")
 	if !strings.Contains(out1, "linearizability: the histories of 200 random walks") {
 		t.Errorf("no linearizability line:\n%s", out1)
 	}
@@ -388,5 +388,30 @@ func TestStressReportsARealDeadlock(t *testing.T) {
 	code, out, stderr = check(t, "stress", "cputlb/no-kick", "--runs", "100")
 	if code != cli.ExitViolation || !strings.Contains(out, "violation of no-stale-translation") && !strings.Contains(out, "violation of deadlock: every goroutine waits: cpu") {
 		t.Errorf("stress cputlb/no-kick: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// A clean bfs names the progress properties it checked and the fairness
+// they hold under; --no-progress checks none and says nothing.
+func TestCleanBFSNamesItsProgressProperties(t *testing.T) {
+	_, out, _ := check(t, "explore", "pvflush/fixed")
+	if !strings.Contains(out, "progress: flush-returns checked on every cycle and end state, under weak fairness") {
+		t.Errorf("no progress line:\n%s", out)
+	}
+	_, out, _ = check(t, "explore", "pvflush/fixed", "--fairness", "none")
+	if !strings.Contains(out, "progress: flush-returns checked on every cycle and end state, with no fairness assumed") {
+		t.Errorf("no progress line without fairness:\n%s", out)
+	}
+	_, out, _ = check(t, "explore", "pvflush/fixed", "--no-progress")
+	if strings.Contains(out, "progress:") {
+		t.Errorf("--no-progress still names progress properties:\n%s", out)
+	}
+	_, out, _ = check(t, "explore", "e500mc/per-lpid", "loads=1", "--json")
+	var doc struct {
+		Progress []string `json:"progress_checked"`
+		Fairness string   `json:"fairness"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Progress) != 1 || doc.Progress[0] != "host-flush-returns" || doc.Fairness != "weak" {
+		t.Errorf("--json: progress %q under %q (%v)", doc.Progress, doc.Fairness, err)
 	}
 }

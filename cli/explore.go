@@ -194,6 +194,10 @@ type outcome struct {
 	// linInterrupted: those walks were interrupted (maybe before the
 	// first).
 	linInterrupted bool
+	// progressHeld names the progress properties a clean bfs checked,
+	// and fairness the assumption they hold under.
+	progressHeld []string
+	fairness     string
 }
 
 // linWalks random walks (seed 1), each of at most linWalkSteps steps,
@@ -222,6 +226,18 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 		return nil, usageError{err}
 	}
 	o := &outcome{protocol: p, variant: variant, params: params, result: r}
+	if r.Verdict == explorer.OK && r.Strategy == explorer.BFS && !opts.NoProgress {
+		o.fairness = progressFairness(opts)
+	progress:
+		for _, pp := range m.Properties().Progress {
+			for _, u := range r.Unchecked {
+				if strings.HasPrefix(u, pp.Name+":") {
+					continue progress
+				}
+			}
+			o.progressHeld = append(o.progressHeld, pp.Name)
+		}
+	}
 	if r.Violation == nil && r.Verdict != explorer.Interrupted && (r.Strategy == explorer.BFS || r.Strategy == explorer.DFS) && m.Properties().Spec != nil {
 		// bfs and dfs merge paths, so they cannot check a property of whole
 		// histories: seeded random walks do, so that "ok" covers every
@@ -387,6 +403,13 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	for _, u := range r.Unchecked {
 		fmt.Fprintf(w, "not checked: %s\n", u)
 	}
+	if len(o.progressHeld) > 0 && r.Verdict == explorer.OK {
+		under := "under weak fairness"
+		if o.fairness == explorer.FairnessNone {
+			under = "with no fairness assumed"
+		}
+		fmt.Fprintf(w, "progress: %s checked on every cycle and end state, %s\n", strings.Join(o.progressHeld, ", "), under)
+	}
 	if o.linInterrupted {
 		fmt.Fprintf(w, "linearizability: interrupted after the histories of %d of %d random walks (seed 1) were checked against the spec\n", o.linWalks, linWalks)
 	} else if o.linWalks > 0 {
@@ -443,6 +466,8 @@ type document struct {
 	BytesPerState        float64          `json:"bytes_per_state,omitempty"` // with --timing only: the peak memory over the states
 	StoreBytesPerState   float64          `json:"store_bytes_per_state,omitempty"`
 	Unchecked            []string         `json:"unchecked,omitempty"`
+	ProgressChecked      []string         `json:"progress_checked,omitempty"` // clean bfs: the progress properties that hold
+	Fairness             string           `json:"fairness,omitempty"`         // the fairness they hold under
 	FingerprintCollision float64          `json:"fingerprint_collision,omitempty"`
 	Violation            *model.Violation `json:"violation"`
 	Trace                *traces.Trace    `json:"trace"`
@@ -468,6 +493,9 @@ func (o *outcome) document(timing bool) document {
 		Depth: r.Stats.Depth, Executions: r.Stats.Executions,
 		StoreBytesPerState: r.Stats.StoreBytesPerState, FingerprintCollision: r.Stats.FingerprintCollision,
 		Unchecked: r.Unchecked, Violation: r.Violation, Trace: o.trace, Metrics: []metricDoc{},
+	}
+	if r.Verdict == explorer.OK && len(o.progressHeld) > 0 {
+		d.ProgressChecked, d.Fairness = o.progressHeld, o.fairness
 	}
 	if timing {
 		d.Seconds = r.Stats.Elapsed.Seconds()

@@ -33,11 +33,11 @@ func TestStdoutHoldsTheResultOnly(t *testing.T) {
 func TestJSONIsTheSameOnEveryRun(t *testing.T) {
 	for _, args := range [][]string{
 		{"explore", "pvflush/posted", "--json"},
-		{"explore", "cputlb/synced", "--json"},
-		{"verify", "cputlb", "--json"},
-		{"explore", "cputlb/synced"},
-		{"verify", "cputlb"},
-		{"stress", "cputlb/synced", "--controlled", "--runs", "20"},
+		{"explore", "cputlb/synced", "migration=0", "commit=0", "--json"},
+		{"verify", "exclusive", "--quick", "--json"},
+		{"explore", "cputlb/synced", "migration=0", "commit=0"},
+		{"verify", "exclusive", "--quick"},
+		{"stress", "cputlb/synced", "migration=0", "commit=0", "--controlled", "--runs", "20"},
 	} {
 		_, first, _ := check(t, args...)
 		_, second, _ := check(t, args...)
@@ -48,12 +48,12 @@ func TestJSONIsTheSameOnEveryRun(t *testing.T) {
 			t.Errorf("check %q shows a time without --timing:\n%s", args, first)
 		}
 	}
-	_, out, _ := check(t, "explore", "cputlb/synced", "--json", "--timing")
+	_, out, _ := check(t, "explore", "cputlb/synced", "migration=0", "commit=0", "--json", "--timing")
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["seconds"] == nil {
 		t.Errorf("--timing: no seconds in %s (%v)", out, err)
 	}
-	_, out, _ = check(t, "verify", "cputlb", "--timing")
+	_, out, _ = check(t, "verify", "exclusive", "--quick", "--timing")
 	if !showsTime(out) {
 		t.Errorf("verify --timing shows no time column:\n%s", out)
 	}

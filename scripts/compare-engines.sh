@@ -7,8 +7,14 @@
 #
 #   scripts/compare-engines.sh                    # 5526e02 against HEAD
 #   OLD=5526e02 NEW=HEAD PAIRS=3 scripts/compare-engines.sh 'pvflush/fixed vcpus=4' ...
+#   OLDBIN=/path/check NEWBIN=/path/check scripts/compare-engines.sh ...  # binaries built elsewhere
+#
+# A configuration may name different parameters for the two commits,
+# 'OLD CONFIG | NEW CONFIG', where a model gained a parameter whose value 0
+# is the old model (cputlb's migration and commit threads).
 #
 # Run it on an otherwise idle machine: the ratios are of wall-clock rates.
+# The user-CPU ratio is printed too: on a loaded machine it is the steadier.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 old=${OLD:-5526e02}
@@ -20,8 +26,12 @@ fi
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; git worktree remove --force "$tmp/new" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 for which in old new; do
-	rev=$old
-	[ "$which" = new ] && rev=$new
+	rev=$old bin=${OLDBIN:-}
+	[ "$which" = new ] && rev=$new bin=${NEWBIN:-}
+	if [ -n "$bin" ]; then
+		cp "$bin" "$tmp/check-$which"
+		continue
+	fi
 	git worktree add --detach "$tmp/$which" "$rev" >/dev/null 2>&1
 	(cd "$tmp/$which" && go build -o "$tmp/check-$which" ./cmd/check)
 done
@@ -37,15 +47,20 @@ run() { # binary config -> "states wall user rss_kb"
 printf '%-34s %-4s %10s %8s %8s %9s %12s\n' config bin states wall_s user_s rss_MB states/s
 for cfg in "$@"; do
 	ratios=()
+	uratios=()
+	ocfg=${cfg%%|*}
+	ncfg=${cfg##*|}
 	for i in $(seq "$pairs"); do
-		read -r so wo uo mo <<<"$(run "$tmp/check-old" "$cfg")"
-		read -r sn wn un mn <<<"$(run "$tmp/check-new" "$cfg")"
+		read -r so wo uo mo <<<"$(run "$tmp/check-old" "$ocfg")"
+		read -r sn wn un mn <<<"$(run "$tmp/check-new" "$ncfg")"
 		ro=$(awk -v s="$so" -v w="$wo" 'BEGIN{printf "%.0f", s/w}')
 		rn=$(awk -v s="$sn" -v w="$wn" 'BEGIN{printf "%.0f", s/w}')
-		printf '%-34s %-4s %10s %8s %8s %9.0f %12s\n' "$cfg" old "$so" "$wo" "$uo" "$(awk -v m="$mo" 'BEGIN{print m/1024}')" "$ro"
-		printf '%-34s %-4s %10s %8s %8s %9.0f %12s\n' "$cfg" new "$sn" "$wn" "$un" "$(awk -v m="$mn" 'BEGIN{print m/1024}')" "$rn"
+		printf '%-34s %-4s %10s %8s %8s %9.0f %12s\n' "$ocfg" old "$so" "$wo" "$uo" "$(awk -v m="$mo" 'BEGIN{print m/1024}')" "$ro"
+		printf '%-34s %-4s %10s %8s %8s %9.0f %12s\n' "$ncfg" new "$sn" "$wn" "$un" "$(awk -v m="$mn" 'BEGIN{print m/1024}')" "$rn"
 		ratios+=("$(awk -v a="$rn" -v b="$ro" 'BEGIN{printf "%.2f", a/b}')")
+		uratios+=("$(awk -v sn="$sn" -v un="$un" -v so="$so" -v uo="$uo" 'BEGIN{printf "%.2f", (sn/un)/(so/uo)}')")
 	done
 	median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-	echo "$cfg: median ratio of states/s, new/old: $median (pairs: ${ratios[*]})"
+	umedian=$(printf '%s\n' "${uratios[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+	echo "$cfg: median ratio of states/s, new/old: $median (pairs: ${ratios[*]}); per user-CPU second: $umedian (pairs: ${uratios[*]})"
 done

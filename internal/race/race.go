@@ -24,3 +24,20 @@ func Main(m *testing.M, only string) int {
 	}
 	return m.Run()
 }
+
+// MainSkipping runs a package's tests (call it from TestMain). Under the
+// race detector, unless -run or -skip was given, it skips the tests
+// matching skip: the ones whose work is a long search that the parallel
+// tests elsewhere already cover, and that the detector slows tenfold.
+func MainSkipping(m *testing.M, skip string) int {
+	if Enabled {
+		flag.Parse()
+		run, sk := flag.Lookup("test.run"), flag.Lookup("test.skip")
+		if run != nil && sk != nil && run.Value.String() == "" && sk.Value.String() == "" {
+			if err := sk.Value.Set(skip); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return m.Run()
+}

@@ -8,16 +8,69 @@ import (
 
 // Size limits: the parameters' maxima, which size the config's tables.
 const (
-	maxPages = 6
-	maxMMs   = 3
-	maxUsers = 3
-	maxCPUs  = 2 + maxUsers // CPU0 reclaimer, CPU1 syscall thread, one per user or idle mm
+	maxPages      = 6
+	maxMMs        = 3
+	maxUsers      = 3
+	maxReclaimers = 2
+	maxSyscalls   = 4
+	maxCPUs       = 8 // cpumasks are bytes
 )
 
-// The CPUs with a fixed role. kswapd runs on CPU0 and never runs a user mm,
-// so it is never in an mm_cpumask and every flush it sends is remote.
+// Architectures: how mm_cpumask changes, how a flush reaches other CPUs,
+// and when an invalidation completes.
 const (
-	cpuReclaim = 0
+	// archRISCV: sfence.vma by ASID (or of all ASIDs for the batch) on the
+	// CPUs of a cpumask, through IPIs or SBI remote fences; switch_mm sets
+	// the new CPU's bit and, with the ASID allocator, keeps the old one
+	// (82dd33fde026) or clears it without a flush (before it).
+	archRISCV = iota
+	// archX86: mainline x86 (209954cbc7d0, lazy mm_cpumask): switch_mm
+	// sets the new CPU's bit and never clears the old one; a flush sent to
+	// a CPU that no longer runs the mm clears its bit instead; a CPU that
+	// switches to an mm catches up with the mm's tlb_gen, flushing its
+	// ASID if it is behind.
+	archX86
+	// archARM64: broadcast TLBI instructions that complete only when the
+	// issuing CPU executes a DSB; mm_cpumask is not used for flushing.
+	archARM64
+)
+
+var archNames = [...]string{"riscv", "x86", "arm64"}
+
+// Syscall kinds of the syscall thread's program.
+const (
+	kMprotect     = iota // mprotect(va, PROT_READ): change_pte_range
+	kMadvFree            // madvise(va, MADV_FREE): madvise_free_pte_range
+	kMunmap              // munmap(va): unmap_page_range/zap_pte_range
+	kMadvDontneed        // madvise(va, MADV_DONTNEED): zap_pte_range
+)
+
+var kindNames = [...]string{"mprotect", "madvise(MADV_FREE)", "munmap", "madvise(MADV_DONTNEED)"}
+
+// callName renders a call of kind on va as the program makes it.
+func callName(kind uint8, va int) string {
+	switch kind {
+	case kMprotect:
+		return fmt.Sprintf("mprotect(va%d, PROT_READ)", va)
+	case kMadvFree:
+		return fmt.Sprintf("madvise(va%d, MADV_FREE)", va)
+	case kMunmap:
+		return fmt.Sprintf("munmap(va%d)", va)
+	}
+	return fmt.Sprintf("madvise(va%d, MADV_DONTNEED)", va)
+}
+
+// programs are the syscall parameter's programs: 0 mixes every kind, the
+// others repeat one.
+var programs = [...][]uint8{
+	{kMprotect, kMadvFree, kMunmap, kMadvDontneed},
+	{kMprotect}, {kMunmap}, {kMadvDontneed}, {kMadvFree},
+}
+
+// The fixed CPUs: the first reclaimer (kswapd) on CPU0, the syscall thread
+// of mm0 on CPU1, the second reclaimer on CPU2. Reclaimers run kernel
+// threads: they are in no mm_cpumask and cache no user translation.
+const (
 	cpuSyscall = 1
 )
 
@@ -26,51 +79,72 @@ type config struct {
 	variant string
 
 	// Variant switches.
+	arch         int
 	batched      bool // try_to_unmap_one defers into the reclaimer's batch
-	drain        bool // the syscall thread calls flush_tlb_batched_pending
+	drain        bool // syscalls call flush_tlb_batched_pending
 	boolFlag     bool // tlb_flush_batched is a bool
 	counter      bool // tlb_flush_batched is the pending/flushed word
 	overflowSafe bool // set_tlb_ubc_flush_pending resets pending when large
 	nestedReset  bool // pageout's allocation clears flush_required
 	flushDirty   bool // try_to_unmap_flush_dirty runs before pageout
 	stickyMask   bool // arch_tlbbatch_flush keeps the batch cpumask
+	asidClear    bool // riscv switch_mm clears the old CPU's bit (before 82dd33fde026)
+	retakeDrain  bool // madvise drains again after re-taking the PTL (383c4613c67c)
+	dsbOnly      bool // arm64 flush_tlb_batched_pending is dsb(ish) only (before 4b634918384c)
 
-	pages, batch, ptls, mms, users, accesses, syscalls int
-	width                                              uint
-	reuse, bookkeeping                                 bool
+	pages, batch, ptls, mms, users, accesses int
+	reclaimers, migrations, syscalls         int
+	width                                    uint
+	largeFolio, reuse, bookkeeping           bool
 
-	ncpu int
+	// CPUs: reclaimer k on cpuR[k]; user CPUs userCPU0.. (the users' own,
+	// then one spare to migrate to when migrations > 0).
+	ncpu      int
+	cpuR      [maxReclaimers]int
+	userCPU0  int
+	userCPUs  int
+	userCPUAt [maxCPUs]int // cpu -> index among user CPUs, -1 for others
+
 	// Thread ids.
-	tReclaim, tSyscall, tUser0, tAlloc int
-	names                              []string
+	tReclaim [maxReclaimers]int
+	tSyscall int
+	tUser0   int
+	names    []string
 
 	mmOf      [maxPages]int // the mm of va i
+	ownerOf   [maxPages]int // the reclaimer of page i
 	userAddrs [maxUsers][]int
-	sysAddrs  []int // the va of each mprotect call
-	initMask  [maxMMs]uint8
+	sysKind   []uint8 // the kind of each syscall
+	sysAddr   []uint8 // the va of each syscall
+	largeVA   int     // the va mapped by a large folio (-1: none)
+
+	// Initial state.
+	initMask   [maxMMs]uint8
+	initLoaded [maxCPUs]uint8 // per user CPU: the mm it runs (mms = another process)
 
 	// Names, made once: a step names the objects it touches without
 	// formatting them.
-	memNames []string         // the words of the memory layer
-	ptlName  [maxPages]string // "PTL0"...
-	tlbName  [maxCPUs]string  // "tlb[cpu0]"...
-	pageName [maxPages]string // "page0"...
-	userName [maxUsers]string // "user0 on CPU2"...
+	memNames []string
+	ptlName  [maxPages]string
+	tlbName  [maxCPUs]string
+	pageName [maxPages]string
+	cpuName  [maxCPUs]string
+	userName [maxUsers]string
+	rName    [maxReclaimers]string
 }
 
-// Memory layout: one PTE per va, then tlb_flush_batched and mm_cpumask per mm.
+// Memory layout: one PTE per va; tlb_flush_batched, mm_cpumask and (x86)
+// context.tlb_gen per mm.
 func (c *config) pteAddr(va int) model.Addr     { return model.Addr(va) }
 func (c *config) batchedAddr(mm int) model.Addr { return model.Addr(c.pages + mm) }
 func (c *config) maskAddr(mm int) model.Addr    { return model.Addr(c.pages + c.mms + mm) }
+func (c *config) genAddr(mm int) model.Addr     { return model.Addr(c.pages + 2*c.mms + mm) }
 
 func (c *config) ptlOf(va int) int { return va % c.ptls }
 
-// tlbAt is the index of CPU cpu's entry for va in state.tlb (cpu >= 1).
-func (c *config) tlbAt(cpu, va int) int { return (cpu-1)*c.pages + va }
-
-func (c *config) cpuOf(user int) int {
-	return 2 + user
-}
+// other is the mm index of "another process": what a user CPU runs when
+// no user task of the model does. Its translations are not tracked.
+func (c *config) other() int { return c.mms }
 
 // Fields of tlb_flush_batched as 5ee2fa2f0636 lays them out, scaled to
 // width bits: pending in bits [0,width), one guard bit that absorbs the
@@ -97,25 +171,36 @@ func (c *config) describeWord(w uint64) string {
 }
 
 func newMachine(variant string, p model.Params) (model.Machine, error) {
+	c, err := newConfig(variant, p)
+	if err != nil {
+		return nil, err
+	}
+	return newModel(c), nil
+}
+
+func newConfig(variant string, p model.Params) (*config, error) {
 	c := &config{
-		variant:  variant,
-		pages:    p["pages"],
-		batch:    p["batch"],
-		ptls:     p["ptls"],
-		mms:      p["mms"],
-		users:    p["users"],
-		accesses: p["accesses"],
-		syscalls: p["syscalls"],
-		width:    uint(p["width"]),
-		reuse:    p["reuse"] == 1,
+		variant:    variant,
+		pages:      p["pages"],
+		batch:      p["batch"],
+		ptls:       p["ptls"],
+		mms:        p["mms"],
+		users:      p["users"],
+		accesses:   p["accesses"],
+		reclaimers: p["reclaimers"],
+		migrations: p["migrations"],
+		syscalls:   p["syscalls"],
+		width:      uint(p["width"]),
+		largeFolio: p["large"] == 1,
+		reuse:      p["reuse"] == 1,
 		// bookkeeping adds invariants only, never state.
 		bookkeeping: p["bookkeeping"] == 1,
 	}
-	c.batched, c.drain, c.counter, c.overflowSafe, c.flushDirty = true, true, true, true, true
+	c.batched, c.drain, c.counter, c.overflowSafe, c.flushDirty, c.retakeDrain = true, true, true, true, true, true
 	switch variant {
 	case Immediate:
-		// Mainline with should_defer_flush false: the drain still runs and
-		// always finds nothing pending.
+		// Mainline with should_defer_flush false: the drains still run and
+		// always find nothing pending.
 		c.batched = false
 	case Generation:
 	case NoPendingFlush:
@@ -131,8 +216,24 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 		c.flushDirty = false
 	case RiscvStickyMask:
 		c.stickyMask = true
+	case RiscvASIDClear:
+		c.asidClear = true
+	case MadviseRetake:
+		c.retakeDrain = false
+	case X86:
+		c.arch = archX86
+	case ARM64:
+		c.arch = archARM64
+	case ARM64DSBOnly:
+		c.arch, c.dsbOnly = archARM64, true
 	default:
 		return nil, fmt.Errorf("unknown variant %q", variant)
+	}
+	if c.width == 0 {
+		c.width = 2
+		if variant == NoOverflowReset {
+			c.width = 1
+		}
 	}
 	if c.ptls > c.pages {
 		return nil, fmt.Errorf("ptls=%d exceeds pages=%d: every page-table lock guards at least one va", c.ptls, c.pages)
@@ -143,9 +244,38 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 	if c.mms > c.pages {
 		return nil, fmt.Errorf("mms=%d exceeds pages=%d: every mm has at least one page", c.mms, c.pages)
 	}
-	c.ncpu = 2 + max(c.users, c.mms)
+	if c.reclaimers > c.pages {
+		return nil, fmt.Errorf("reclaimers=%d exceeds pages=%d: every reclaimer reclaims at least one page", c.reclaimers, c.pages)
+	}
+	if c.arch == archX86 && c.users < c.mms-1 {
+		// mm0 always has the syscall thread's CPU in its mask; every other
+		// mm needs a user task for arch_tlbbatch_should_defer to defer.
+		return nil, fmt.Errorf("x86 needs a user task in every mm but mm0 (users >= mms-1): arch_tlbbatch_should_defer, which defers only while another CPU is in mm_cpumask, is not modelled")
+	}
+
+	// CPUs.
+	c.cpuR[0] = 0
+	next := 2
+	if c.reclaimers > 1 {
+		c.cpuR[1] = 2
+		next = 3
+	}
+	c.userCPU0 = next
+	c.userCPUs = c.users
+	if c.migrations > 0 {
+		c.userCPUs++
+	}
+	c.ncpu = c.userCPU0 + c.userCPUs
+	for i := range c.userCPUAt {
+		c.userCPUAt[i] = -1
+	}
+	for i := 0; i < c.userCPUs; i++ {
+		c.userCPUAt[c.userCPU0+i] = i
+	}
+
 	for va := 0; va < c.pages; va++ {
 		c.mmOf[va] = va % c.mms
+		c.ownerOf[va] = va % c.reclaimers
 	}
 	for u := 0; u < c.users; u++ {
 		for va := 0; va < c.pages; va++ {
@@ -154,33 +284,61 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 			}
 		}
 	}
+
+	// The syscall program: call k of the program's kinds, on mm0's vas in
+	// turn; munmap removes its va, so no later call may use it.
 	var mm0 []int
 	for va := 0; va < c.pages; va += c.mms {
 		mm0 = append(mm0, va)
 	}
+	prog := programs[p["syscall"]]
+	c.largeVA = -1
+	unmapped := map[int]int{}
 	for k := 0; k < c.syscalls; k++ {
-		c.sysAddrs = append(c.sysAddrs, mm0[k%len(mm0)])
+		kind := prog[k%len(prog)]
+		va := mm0[k%len(mm0)]
+		if j, ok := unmapped[va]; ok {
+			return nil, fmt.Errorf("syscall %d (%s) would use va%d, which syscall %d unmapped: lower syscalls or raise pages", k, kindNames[kind], va, j)
+		}
+		if kind == kMunmap {
+			unmapped[va] = k
+		}
+		if kind == kMadvFree && c.largeFolio && c.largeVA < 0 {
+			c.largeVA = va
+		}
+		c.sysKind = append(c.sysKind, kind)
+		c.sysAddr = append(c.sysAddr, uint8(va))
 	}
-	// mm_cpumask: the syscall thread's CPU for mm0, each user's CPU, and
-	// CPU 2+m, where a thread of mm m last ran (an idle footprint when no
-	// user runs m; riscv with ASIDs never clears these bits).
+
+	// mm_cpumask at the start: the syscall thread's CPU for mm0, and each
+	// user's CPU; a spare CPU runs another process.
 	c.initMask[0] |= 1 << cpuSyscall
-	for m := 0; m < c.mms; m++ {
-		c.initMask[m] |= 1 << uint(2+m)
+	for i := 0; i < c.userCPUs; i++ {
+		c.initLoaded[i] = uint8(c.other())
 	}
 	for u := 0; u < c.users; u++ {
-		c.initMask[u%c.mms] |= 1 << uint(c.cpuOf(u))
+		c.initMask[u%c.mms] |= 1 << uint(c.userCPU0+u)
+		c.initLoaded[u] = uint8(u % c.mms)
 	}
-	c.tReclaim, c.tSyscall, c.tUser0 = 0, 1, 2
-	c.names = []string{"reclaimer", "syscall"}
+
+	// Threads: the reclaimers, the syscall thread, the users.
+	if c.reclaimers == 1 {
+		c.names = []string{"reclaimer"}
+	} else {
+		c.names = []string{"reclaimer0", "reclaimer1"}
+	}
+	for k := 0; k < c.reclaimers; k++ {
+		c.tReclaim[k] = k
+		c.rName[k] = c.names[k]
+	}
+	c.tSyscall = len(c.names)
+	c.names = append(c.names, "syscall")
+	c.tUser0 = len(c.names)
 	for u := 0; u < c.users; u++ {
 		c.names = append(c.names, fmt.Sprintf("user%d", u))
+		c.userName[u] = fmt.Sprintf("user%d", u)
 	}
-	c.tAlloc = -1
-	if c.reuse {
-		c.tAlloc = len(c.names)
-		c.names = append(c.names, "allocator")
-	}
+
 	for va := 0; va < c.pages; va++ {
 		c.memNames = append(c.memNames, fmt.Sprintf("pte[%d]", va))
 	}
@@ -190,15 +348,36 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 	for mm := 0; mm < c.mms; mm++ {
 		c.memNames = append(c.memNames, c.mmName(mm)+"mm_cpumask")
 	}
+	if c.arch == archX86 {
+		for mm := 0; mm < c.mms; mm++ {
+			c.memNames = append(c.memNames, c.mmName(mm)+"context.tlb_gen")
+		}
+	}
 	for i := range c.ptlName {
 		c.ptlName[i] = fmt.Sprintf("PTL%d", i)
 		c.pageName[i] = fmt.Sprintf("page%d", i)
 	}
-	for u := 0; u < c.users; u++ {
-		c.userName[u] = fmt.Sprintf("user%d on CPU%d", u, c.cpuOf(u))
-	}
 	for cpu := range c.tlbName {
 		c.tlbName[cpu] = fmt.Sprintf("tlb[cpu%d]", cpu)
+		c.cpuName[cpu] = fmt.Sprintf("CPU%d", cpu)
 	}
-	return newModel(c), nil
+	return c, nil
+}
+
+func (c *config) mmName(mm int) string {
+	if mm == c.other() {
+		return "another process's mm"
+	}
+	if c.mms == 1 {
+		return ""
+	}
+	return fmt.Sprintf("mm%d.", mm)
+}
+
+// mmLabel names an mm in a label.
+func (c *config) mmLabel(mm int) string {
+	if mm == c.other() {
+		return "another process's mm"
+	}
+	return fmt.Sprintf("mm%d", mm)
 }

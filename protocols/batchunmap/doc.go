@@ -7,18 +7,29 @@
 // flush_required, writable) and in mm->tlb_flush_batched. It flushes the
 // batch before pageout of a dirty page (try_to_unmap_flush_dirty) and before
 // freeing (try_to_unmap_flush). Meanwhile a remote CPU may still use the old
-// translation. A syscall that inspects PTEs under a PTL (mprotect here) and
-// trusts "PTE none ⇒ not cached" must first drain reclaim's pending flushes
-// with flush_tlb_batched_pending, which reads tlb_flush_batched.
+// translation. A syscall that inspects PTEs under a PTL and trusts "PTE
+// none ⇒ not cached" must first drain reclaim's pending flushes with
+// flush_tlb_batched_pending, which reads tlb_flush_batched.
 //
-// The model: kswapd reclaims pages 0..pages-1 on CPU0 (page i is mapped at
-// va i of mm i%mms, under PTL i%ptls); a syscall thread of mm0 on CPU1
-// calls mprotect(PROT_READ) on mm0's vas; user threads on CPUs 2.. read
-// and write through their TLBs (a miss walks the page table, a write
-// through a clean entry writes the dirty bit through, as try_to_unmap_one's
-// comment requires); an allocator hands freed pages to new owners. PTEs,
-// tlb_flush_batched and mm_cpumask are memory-layer words; the PTLs are
-// model.Mutex; TLB contents, page states and contents, and the notes that
+// The model: one or two reclaimers (kswapd on CPU0, a second on CPU2),
+// each with its own batch, reclaim disjoint pages (page i is mapped at va
+// i of mm i%mms, under PTL i%ptls, reclaimed by reclaimer i%reclaimers); a
+// syscall thread of mm0 on CPU1 runs a program of mprotect(PROT_READ),
+// madvise(MADV_FREE) (dropping and re-taking the PTL to split a large
+// folio), munmap and madvise(MADV_DONTNEED), each flushing through its
+// mmu_gather after it drops the PTL, as tlb_finish_mmu does; user tasks
+// read and write through their CPUs' TLBs (a miss walks the page table, a
+// write through a clean entry writes the dirty bit through, as
+// try_to_unmap_one's comment requires) and are scheduled out and in on
+// other CPUs through switch_mm, so mm_cpumask changes; an allocator hands
+// freed pages to new owners. The architecture decides how mm_cpumask
+// changes and how a flush completes: riscv (the seed's: bits kept by
+// switch_mm since 82dd33fde026, cleared without a flush before it), x86
+// (mainline's lazy mask, tlb_gen, a flush handler step per target CPU),
+// arm64 (broadcast TLBIs issued at unmap time, completed only by the
+// issuing CPU's DSB). PTEs, tlb_flush_batched, mm_cpumask and x86's
+// context.tlb_gen are memory-layer words; the PTLs are model.Mutex; TLB
+// contents, page states and contents, in-flight TLBIs and the notes that
 // explain a violation are bookkeeping outside the layer. tlb_flush_batched
 // has pending and flushed fields of `width` bits with a guard bit between
 // them, laid out as in 5ee2fa2f0636 but narrow, so that a wrap is reachable.
@@ -26,17 +37,21 @@
 // Properties (protocols/batchunmap.md): no-use-after-free (P1: no access
 // through a stale entry to a freed or reused page), no-lost-write (P2: no
 // write after pageout's snapshot), syscall-postcondition (P3: no write
-// through an old writable entry after mprotect returned), all checked at
-// the access that does the harm; flush-before-free (P4) and counter-sound
-// (P5) check the bookkeeping and fail where a flush is lost, before any
-// harm, when the parameter bookkeeping=1. The process's memory is also a
-// porcupine spec (memorySpec): a stale write after mprotect returned, or a
-// stale read of a reused page, makes the history non-linearizable.
+// through an entry older than a returned mprotect or MADV_FREE, no access
+// through one older than a returned munmap or MADV_DONTNEED), all checked
+// at the access that does the harm; flush-before-free (P4) and
+// counter-sound (P5) check the bookkeeping and fail where a flush is lost,
+// before any harm, when the parameter bookkeeping=1; syscall-returns
+// (progress, under weak fairness): every call of the syscall thread
+// returns. The process's memory is also a porcupine spec (memorySpec): a
+// stale write after mprotect returned, or a stale read of a reused page,
+// makes the history non-linearizable.
 //
 // Metrics count reclaim's flushing: flush rounds, remote invalidations per
 // target CPU (IPIs or SBI remote fences), drains by flush_tlb_batched_pending,
-// unmapped pages, and the CPUs in the batch cpumask at each batch flush
-// (which grows with the number of mms under riscv-sticky-mask).
+// unmapped pages, the CPUs in the batch cpumask at each batch flush
+// (which grows with the number of mms under riscv-sticky-mask), and arm64's
+// TLBIs and DSBs.
 //
 // Sources: seed 004 (Alexandre Ghiti, "riscv: Add support for
 // BATCHED_UNMAP_TLB_FLUSH", 54d7431af73e) and its fix 3951f6add519
@@ -45,7 +60,11 @@
 // (writable and try_to_unmap_flush_dirty), b385d21f27d8 (delete
 // init_tlb_ubc, the nested reset), 3ea277194daa (bool tlb_flush_batched and
 // flush_tlb_batched_pending), 5ee2fa2f0636 (pending/flushed generations
-// with the overflow reset). The reference is /work/shared/protocols/batchunmap.md.
+// with the overflow reset); mm/madvise.c 383c4613c67c (drain again after
+// re-taking the PTL); riscv 82dd33fde026 (keep mm_cpumask bits with
+// ASIDs); arm64 43b3dfdd0455 and 4b634918384c (the drain flushes the mm,
+// not only a local DSB); x86 209954cbc7d0 (lazy mm_cpumask). The reference
+// is /work/shared/protocols/batchunmap.md.
 //
 // Finding: the generation variant (mainline) is not correct at every
 // size. flush_tlb_batched_pending's cmpxchg can succeed after 2^(width-1)
@@ -55,8 +74,11 @@
 // reach it; in Linux it takes 16384 deferrals inside one drain.
 //
 // Simplifications, each with its reason at the code: a TLB fill and the
-// access it serves are one step; a flush round (all IPIs and their acks) is
-// one step; mprotect's PTE update and its range flush run under the PTL;
-// writeback completes at once; a fault on a swapped-out page ends the access
-// (swap-in is not modelled, and the spec accepts any outcome for it).
+// access it serves are one step; a riscv or arm64 flush round (all IPIs
+// and their acks, or a TLBI and its DSB) is one step, an x86 round a step
+// per target CPU; split_folio is one step; writeback completes at once; a
+// fault on a swapped-out page ends the access (swap-in is not modelled,
+// and the spec accepts any outcome for it); a reclaimer stays on its CPU
+// (a migrating reclaimer's __switch_to DSB, D-bug6b's first half, is not
+// modelled); mm->tlb_flush_pending is not modelled (syscall.go says why).
 package batchunmap

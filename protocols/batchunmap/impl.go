@@ -7,59 +7,43 @@ package batchunmap
 //
 // It mirrors the same code as the model (doc.go): mm/rmap.c's
 // try_to_unmap_one with TTU_BATCH_FLUSH, set_tlb_ubc_flush_pending,
-// try_to_unmap_flush(_dirty) and flush_tlb_batched_pending (72b252aed506,
-// d950c9477d51, b385d21f27d8, 3ea277194daa, 5ee2fa2f0636), mprotect's
-// change_pte_range, and riscv's arch_tlbbatch_flush before and after
-// 3951f6add519 (seed 004, 54d7431af73e). Every model variant is a code
-// switch here, resolved by the model's own config (config.go), so the
-// two cannot disagree on what a variant means.
+// try_to_unmap_flush(_dirty) and flush_tlb_batched_pending, mprotect's
+// change_pte_range, zap_pte_range, madvise_free_pte_range with its PTL
+// re-take, tlb_finish_mmu, and each architecture's switch_mm and flushes
+// (riscv, mainline x86 with tlb_gen, arm64's asynchronous TLBIs). Every
+// model variant is a code switch here, resolved by the model's own config
+// (config.go), so the two cannot disagree on what a variant means. Unlike
+// the model, which keeps x86's tlb_gen values as lags behind the mm's,
+// this code keeps them as the kernel does: absolute generations.
 //
 // Goroutines are the model's threads, in its order and with its names:
-// reclaimer (kswapd on CPU0), syscall (mprotect on CPU1), user0.. (CPUs
-// 2..), and the allocator. The page-table locks are rt mutexes,
-// tlb_flush_batched and mm_cpumask are rt words: each model step on them
-// is the one rt operation of the real step, with the model's label (its
-// static part as the operation's label, the value read completed with
-// Env.Note).
+// the reclaimers, the syscall thread, the user tasks. The page-table locks
+// are rt mutexes and tlb_flush_batched is an rt word: each model step on
+// them is the one rt operation of the real step, with the model's label
+// (its static part as the operation's label, the values read completed
+// with Env.Note).
 //
-// What has no rt primitive is hardware, and the model folds it into one
-// step; here it is one scheduling point (an Env.Yield or the step's own rt
-// operation), and its accesses are made race-free in real mode:
+// What has no rt primitive is hardware, or a step that touches several
+// words, and the model folds it into one step; here it is one scheduling
+// point (an Env.Yield or Env.Choose) followed by the step's accesses, made
+// race-free in real mode:
 //
-//   - The page table (pte[]) is read by the MMU's walk inside a user
-//     access step, which has no scheduling point of its own (its one point
-//     is the Choose of which va and which access). So PTEs are plain
-//     sync/atomic words, and a kernel step on a PTE is Env.Yield with the
-//     model's label followed by the atomic operation: exactly what an rt
-//     word does (scheduling point, then the atomic), but readable by the
-//     walk without a step. Multi-access steps are atomic read-modify-write
-//     loops, as the hardware's locked dirty-bit update and
-//     ptep_modify_prot_start's xchg are.
-//   - Each CPU's TLB is an array guarded by its own sync.Mutex, which
-//     stands for the CPU's serialization of its instructions against
-//     invalidation IPIs: a user access holds it from lookup to access
-//     (walk, fill and access are one step in the model), and a flush round
-//     takes each target's in turn (one step in the model: flush_tlb_multi
-//     returns when every target has acknowledged). It never spans an rt
-//     scheduling point, so under control it is never contended and
-//     blocks nobody.
+//   - The page table (pte[]), mm_cpumask and x86's context.tlb_gen are
+//     plain sync/atomic words: the MMU's walk inside a user access, a
+//     switch_mm, and a flush round read or change them within one step.
+//   - Each user CPU has a sync.Mutex standing for the CPU's serialization
+//     of its instructions against invalidation IPIs (and for interrupts
+//     being off in switch_mm): it guards the CPU's TLB, the mm it runs and
+//     its ASIDs' tlb_gen. A user access holds it from lookup to access, a
+//     flush takes each target's in turn, a syscall's PTE change takes
+//     every CPU's (ascending) so that its marks of the entries older than
+//     it are a consistent cut. It never spans an rt scheduling point, so
+//     under control it is never contended and blocks nobody.
 //   - The observers the model keeps outside its memory layer (page states
-//     and contents, which mprotect calls returned, which PTLs are held, a
-//     shadow of tlb_flush_batched, the note explaining a loss) live in
-//     obs, under one sync.Mutex taken after a TLB's and never across a
-//     scheduling point.
-//
-// The allocator is the one thread rt cannot block exactly as the model
-// does: the model enables it while some page is freed, and rt can only
-// block on a held mutex, a condition variable (two steps, one with
-// " (relock)" in its label) or a goroutine's exit. So the reclaimer starts
-// it (Env.Go, not a step) inside the free_unref_folios step of the first
-// batch, when it first becomes enabled; its steps within a freed batch are
-// Yields, and it waits for the second (last) batch by joining the
-// reclaimer, which exits at the end of that batch's free step. A third
-// batch would need an rt primitive enabled on a shared condition (see
-// New); thread ids are still the model's, since it is created after every
-// other thread.
+//     and contents, which pages are lazyfree, what the mmu_gather holds,
+//     which PTLs are held, a shadow of tlb_flush_batched, the note
+//     explaining a loss) live in obs, under one sync.Mutex taken after
+//     the CPUs' and never across a scheduling point.
 //
 // The bookkeeping properties (flush-before-free, counter-sound) are
 // invariants over the whole state after every step, as in the model: they
@@ -73,7 +57,6 @@ package batchunmap
 import (
 	"fmt"
 	"math/bits"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -83,18 +66,14 @@ import (
 
 // Impl is the real implementation of every variant.
 var Impl = &rt.Impl{
-	Variants: []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask},
+	Variants: variantNames,
 	New:      newImpl,
 }
 
 func newImpl(variant string, p model.Params) (rt.Body, error) {
-	m, err := newMachine(variant, p)
+	c, err := newConfig(variant, p)
 	if err != nil {
 		return nil, err
-	}
-	c := m.(*machine).c
-	if c.reuse && batches(c) > 2 {
-		return nil, fmt.Errorf("batchunmap: the real allocator supports at most 2 free batches with reuse=1 (pages=%d, batch=%d make %d): rt has no operation that waits for a page freed by a middle batch in one step", c.pages, c.batch, batches(c))
 	}
 	return func(e *rt.Env) func() *model.Violation {
 		k := &kernel{e: e, c: c, control: e.IsControlled()}
@@ -103,12 +82,13 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	}, nil
 }
 
-func batches(c *config) int { return (c.pages + c.batch - 1) / c.batch }
-
-// cpuTLB is one CPU's TLB: entries indexed by va, bits as in a PTE.
-type cpuTLB struct {
-	mu sync.Mutex
-	e  [maxPages]uint8
+// cpuState is one user CPU: its TLB (entries indexed by va, bits as in a
+// PTE plus the observer bits), the mm it runs, and x86's per-ASID tlb_gen.
+type cpuState struct {
+	mu     sync.Mutex
+	tlb    [maxPages]uint8
+	loaded int
+	gen    [maxMMs]int // x86 cpu_tlbstate.ctxs[].tlb_gen; -1: no ASID
 }
 
 // kernel is one execution: the shared objects of the real code and the
@@ -120,66 +100,74 @@ type kernel struct {
 
 	ptl     []*rt.Mutex  // page-table locks
 	batched []*rt.Word64 // mm->tlb_flush_batched
-	mask    []*rt.Word8  // mm_cpumask (never changed after the body)
 
-	pte [maxPages]atomic.Uint32 // the page table, walked by the MMU
-	tlb [maxCPUs]cpuTLB
+	pte  [maxPages]atomic.Uint32 // the page table, walked by the MMU
+	mask [maxMMs]atomic.Uint32   // mm_cpumask
+	gen  [maxMMs]atomic.Int64    // x86 mm->context.tlb_gen
+	cpu  [maxCPUs]cpuState       // the user CPUs (indexed by CPU number)
+
+	// inflight is arm64's TLBIs issued by each reclaimer's CPU and not yet
+	// completed by a DSB there (va bits).
+	inflight [maxReclaimers]atomic.Uint32
+	// sysOp is the syscall thread's current call (the calls returned).
+	sysOp atomic.Int32
 
 	obs struct {
 		mu       sync.Mutex
 		page     [maxPages]uint8 // pgMapped...
 		val      [maxPages]uint8
-		returned uint8          // va bit: its mprotect has returned
+		lazy     uint8          // lazyfree pages
+		split    bool           // the large folio was split
 		held     [maxPages]bool // PTL held (for counter-sound)
 		word     [maxMMs]uint64 // shadow of tlb_flush_batched
-		deferVA  int            // bool-flag: va cleared, flag not yet set (-1)
+		deferVA  [maxReclaimers]int
+		gathered int // the page the syscall's mmu_gather holds (-1: none)
+		owes     int // the va whose flush the syscall still owes (-1: none)
 		note     note
 	}
-
-	// The reclaimer's thread, for the allocator's join; set by the body
-	// after Env.Go returns, read by the allocator much later.
-	reclMu sync.Mutex
-	recl   *rt.Thread
 }
 
 func (k *kernel) start() {
 	e, c := k.e, k.c
 	for l := 0; l < c.ptls; l++ {
-		k.ptl = append(k.ptl, e.Mutex(fmt.Sprintf("PTL%d", l)))
+		k.ptl = append(k.ptl, e.Mutex(c.ptlName[l]))
 	}
 	for mm := 0; mm < c.mms; mm++ {
 		k.batched = append(k.batched, e.Word64(c.mmName(mm)+"tlb_flush_batched"))
-		w := e.Word8(c.mmName(mm) + "mm_cpumask")
-		w.Store("init mm_cpumask", c.initMask[mm])
-		k.mask = append(k.mask, w)
+		k.mask[mm].Store(uint32(c.initMask[mm]))
 	}
 	for va := 0; va < c.pages; va++ {
 		k.pte[va].Store(bPresent | bWrite)
 	}
-	k.obs.deferVA = -1
-	t := e.Go(c.names[c.tReclaim], k.reclaim)
-	k.reclMu.Lock()
-	k.recl = t
-	k.reclMu.Unlock()
+	for i := 0; i < c.userCPUs; i++ {
+		cs := &k.cpu[c.userCPU0+i]
+		cs.loaded = int(c.initLoaded[i])
+		for mm := range cs.gen {
+			cs.gen[mm] = -1
+		}
+		if cs.loaded < c.mms {
+			cs.gen[cs.loaded] = 0
+		}
+	}
+	for r := range k.obs.deferVA {
+		k.obs.deferVA[r] = -1
+	}
+	k.obs.gathered, k.obs.owes = -1, -1
+	for r := 0; r < c.reclaimers; r++ {
+		e.Go(c.names[c.tReclaim[r]], func() { k.reclaim(r) })
+	}
 	e.Go(c.names[c.tSyscall], k.syscall)
 	for u := 0; u < c.users; u++ {
 		e.Go(c.names[c.tUser0+u], func() { k.user(u) })
 	}
-	// The allocator is started by the reclaimer's first free step.
 }
 
-// reclaimerThread waits (real mode only, for the instant between Env.Go
-// and the body's store) for the reclaimer's handle.
-func (k *kernel) reclaimerThread() *rt.Thread {
-	for {
-		k.reclMu.Lock()
-		t := k.recl
-		k.reclMu.Unlock()
-		if t != nil {
-			return t
-		}
-		runtime.Gosched()
-	}
+// step is a scheduling point with the model's label (formatted only under
+// control).
+func (k *kernel) step(format string, args ...any) {
+	k.endStep()
+	k.e.Yield("")
+	k.e.Notef(format, args...)
 }
 
 // endStep ends the calling goroutine's step: under control, with the
@@ -200,53 +188,241 @@ func (k *kernel) endStep() {
 	}
 }
 
-// ---- hardware: TLBs and flush rounds ----
+// ---- hardware: TLBs, flushes, switch_mm ----
 
-func (k *kernel) entry(cpu, va int) uint8 {
-	t := &k.tlb[cpu]
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.e[va]
-}
+func (k *kernel) userCPUs(m uint8) uint8 { return k.c.userMask(m) }
 
-// invalidate drops the entries keep rejects on every CPU in mask, one
-// target at a time (the IPIs of one flush round; kswapd's CPU0 is never a
-// target and holds no user entries).
-func (k *kernel) invalidate(mask uint8, drop func(va int) bool) {
-	for cpu := 1; cpu < k.c.ncpu; cpu++ {
-		if mask&(1<<uint(cpu)) == 0 {
-			continue
-		}
-		t := &k.tlb[cpu]
-		t.mu.Lock()
-		for va := 0; va < k.c.pages; va++ {
-			if drop(va) {
-				t.e[va] = 0
-			}
-		}
-		t.mu.Unlock()
+// each runs f on every user CPU of mask, holding its lock.
+func (k *kernel) each(mask uint8, f func(cpu int, cs *cpuState)) {
+	for m := k.userCPUs(mask); m != 0; m &= m - 1 {
+		cpu := bits.TrailingZeros8(m)
+		cs := &k.cpu[cpu]
+		cs.mu.Lock()
+		f(cpu, cs)
+		cs.mu.Unlock()
 	}
 }
 
-func (k *kernel) flushAll(mask uint8) { k.invalidate(mask, func(int) bool { return true }) }
-func (k *kernel) flushVA(va int, mask uint8) {
-	k.invalidate(mask, func(v int) bool { return v == va })
-}
-func (k *kernel) flushMM(mm int, mask uint8) {
-	k.invalidate(mask, func(v int) bool { return k.c.mmOf[v] == mm })
+func (k *kernel) dropVA(mask uint8, va int) {
+	k.each(mask, func(_ int, cs *cpuState) { cs.tlb[va] = 0 })
 }
 
-// staleCPUs is the model's staleCPUs: CPUs caching va with more rights
-// than its PTE gives.
-func (k *kernel) staleCPUs(va int) uint8 {
+func (k *kernel) dropMM(mask uint8, mm int) {
+	k.each(mask, func(_ int, cs *cpuState) {
+		for va := 0; va < k.c.pages; va++ {
+			if k.c.mmOf[va] == mm {
+				cs.tlb[va] = 0
+			}
+		}
+	})
+}
+
+func (k *kernel) dropAll(mask uint8) {
+	k.each(mask, func(_ int, cs *cpuState) { cs.tlb = [maxPages]uint8{} })
+}
+
+// implRound is an x86 flush round in progress, as flush_tlb_info has it.
+type implRound struct {
+	kind   uint8
+	mm, va int
+	newGen int64 // f->new_tlb_gen
+	pend   uint8 // target user CPUs whose handler has not run
+}
+
+// x86Start is the model's x86Start: inc_mm_tlb_gen, the mm_cpumask read
+// and the choice of targets, after the step's scheduling point (trim is
+// the environment's draw, for a range flush).
+func (k *kernel) x86Start(kind uint8, mm, va, from int, batch uint8, trim bool) (rnd implRound, targets uint8, trimmed bool) {
+	c := k.c
+	rnd = implRound{kind: kind, mm: mm, va: va}
+	mask := batch
+	if kind != rkBatch {
+		rnd.newGen = k.gen[mm].Add(1)
+		mask = uint8(k.mask[mm].Load())
+	}
+	if mask&^(1<<uint(from)) == 0 {
+		return implRound{}, 0, false
+	}
+	switch kind {
+	case rkBatch, rkMM:
+		targets = mask
+	default:
+		var stray uint8
+		for m := mask; m != 0; m &= m - 1 {
+			cpu := bits.TrailingZeros8(m)
+			if k.loadedOn(cpu) == mm {
+				targets |= 1 << uint(cpu)
+			} else {
+				stray |= 1 << uint(cpu)
+			}
+		}
+		if trim && stray != 0 {
+			targets |= stray
+			trimmed = true
+		}
+	}
+	rnd.pend = c.userMask(targets)
+	return rnd, targets, trimmed
+}
+
+// loadedOn is the mm CPU cpu runs (the syscall thread's runs mm0).
+func (k *kernel) loadedOn(cpu int) int {
+	if cpu == cpuSyscall {
+		return 0
+	}
+	cs := &k.cpu[cpu]
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.loaded
+}
+
+// x86Handlers runs the round's flush_tlb_func handlers, a step each, in
+// CPU order, as the model does.
+func (k *kernel) x86Handlers(rnd *implRound, tail func() string) {
+	c := k.c
+	for rnd.pend != 0 {
+		cpu := bits.TrailingZeros8(rnd.pend)
+		rnd.pend &^= 1 << uint(cpu)
+		k.endStep()
+		k.e.Yield("")
+		cs := &k.cpu[cpu]
+		cs.mu.Lock()
+		loaded := cs.loaded
+		outcome, local := -1, -1
+		if loaded != c.other() {
+			local = cs.gen[loaded]
+		}
+		var g int64
+		switch {
+		case rnd.kind != rkBatch && rnd.mm != loaded:
+			outcome = hWrongCPU
+			k.mask[rnd.mm].And(^uint32(1 << uint(cpu)))
+		case loaded == c.other():
+			outcome = hOther
+		case rnd.kind != rkBatch && rnd.newGen <= int64(local):
+			outcome = hAlready
+		default:
+			g = k.gen[loaded].Load()
+			switch {
+			case int64(local) == g:
+				outcome = hUpToDate
+			case rnd.kind == rkRange && rnd.newGen == int64(local)+1 && rnd.newGen == g:
+				outcome = hPartial
+				cs.tlb[rnd.va] = 0
+			default:
+				outcome = hFull
+				for va := 0; va < c.pages; va++ {
+					if c.mmOf[va] == loaded {
+						cs.tlb[va] = 0
+					}
+				}
+			}
+			cs.gen[loaded] = int(g)
+		}
+		cs.mu.Unlock()
+		if k.control {
+			t := ""
+			if rnd.pend == 0 && tail != nil {
+				t = tail()
+			}
+			k.e.Notef("%s IPI: flush_tlb_func on %s%s", roundName(rnd.kind), c.describeHandler(cpu, outcome, loaded, rnd.mm, rnd.va, int(rnd.newGen), local, int(g)), t)
+		}
+	}
+}
+
+// switchIn is the model's switchIn: switch_mm(another process → mm) on
+// cpu, with cs locked (interrupts off).
+func (k *kernel) switchIn(cpu int, cs *cpuState, mm int) switched {
+	c := k.c
+	bit := uint32(1) << uint(cpu)
+	cs.loaded = mm
+	switch c.arch {
+	case archX86:
+		var sw switched
+		if k.mask[mm].Load()&bit == 0 {
+			k.mask[mm].Or(bit)
+			sw.set = true
+		}
+		g := k.gen[mm].Load()
+		sw.g = int(g)
+		switch {
+		case cs.gen[mm] < 0:
+			sw.outcome = swX86New
+		case int64(cs.gen[mm]) < g:
+			sw.outcome = swX86Stale
+		default:
+			sw.outcome = swX86Fresh
+		}
+		if sw.outcome != swX86Fresh {
+			for va := 0; va < c.pages; va++ {
+				if c.mmOf[va] == mm {
+					cs.tlb[va] = 0
+				}
+			}
+		}
+		cs.gen[mm] = int(g)
+		return sw
+	case archARM64:
+		return switched{outcome: swARM64}
+	}
+	k.mask[mm].Or(bit)
+	return switched{outcome: swSet}
+}
+
+// switchOut is the model's switchOut: switch_mm(mm → another process).
+func (k *kernel) switchOut(cpu int, cs *cpuState, mm int) {
+	c := k.c
+	cs.loaded = c.other()
+	if c.arch == archRISCV && c.asidClear {
+		k.mask[mm].And(^uint32(1 << uint(cpu)))
+		cached := false
+		for va := 0; va < c.pages; va++ {
+			if c.mmOf[va] == mm && cs.tlb[va] != 0 {
+				cached = true
+			}
+		}
+		if cached {
+			k.setNote(note{kind: noteMaskCleared, cpu: uint8(cpu), op: uint8(mm)})
+		}
+	}
+}
+
+// ---- observers ----
+
+// live is the model's live: cpu could use its entry for va without a
+// flush first. cs must be locked.
+func (k *kernel) live(cpu int, cs *cpuState, va int) bool {
+	if cs.tlb[va] == 0 {
+		return false
+	}
+	c := k.c
+	mm := c.mmOf[va]
+	if c.arch != archX86 || cs.loaded == mm {
+		return true
+	}
+	return int64(cs.gen[mm]) == k.gen[mm].Load()
+}
+
+// staleCPUs is the model's staleCPUs: CPUs with a live entry for va with
+// more rights than its PTE gives. locked: the caller holds every CPU's
+// lock.
+func (k *kernel) staleCPUs(va int, locked bool) uint8 {
 	var m uint8
 	pte := uint8(k.pte[va].Load())
-	for cpu := 1; cpu < k.c.ncpu; cpu++ {
-		e := k.entry(cpu, va)
-		if e != 0 && (pte&bPresent == 0 || e&bWrite != 0 && pte&bWrite == 0) {
+	check := func(cpu int, cs *cpuState) {
+		e := cs.tlb[va]
+		if e != 0 && (pte&bPresent == 0 || e&bWrite != 0 && pte&bWrite == 0 || e&bDirty != 0 && pte&bDirty == 0) && k.live(cpu, cs, va) {
 			m |= 1 << uint(cpu)
 		}
 	}
+	if locked {
+		for i := 0; i < k.c.userCPUs; i++ {
+			cpu := k.c.userCPU0 + i
+			check(cpu, &k.cpu[cpu])
+		}
+		return m
+	}
+	k.each(k.c.allUserCPUs(), check)
 	return m
 }
 
@@ -268,6 +444,12 @@ func (k *kernel) setNote(n note) {
 	k.obs.mu.Unlock()
 }
 
+func (k *kernel) noteSet() bool {
+	k.obs.mu.Lock()
+	defer k.obs.mu.Unlock()
+	return k.obs.note.kind != noteNone
+}
+
 func (k *kernel) setWord(mm int, w uint64) {
 	k.obs.mu.Lock()
 	k.obs.word[mm] = w
@@ -280,133 +462,194 @@ func (k *kernel) setHeld(l int, held bool) {
 	k.obs.mu.Unlock()
 }
 
-// ---- reclaimer: shrink_folio_list on CPU0 ----
-
-// reclaim is shrink_folio_list over pages 0..pages-1 (stepReclaim): one
-// model step per scheduling point below, in the model's order.
-func (k *kernel) reclaim() {
-	e, c := k.e, k.c
-	var (
-		mask               uint8 // tlb_ubc.arch.cpumask
-		flushReq, writable bool  // tlb_ubc.flush_required, .writable
-		queued             uint8 // the free batch
-		freed              int   // pages freed so far
-	)
-	batchFlush := func() {
-		k.flushAll(mask)
-		if !c.stickyMask {
-			mask = 0
-		}
-		flushReq, writable = false, false
+// freePage is the model's freePage, with obs locked.
+func (k *kernel) freePage(p int) {
+	k.obs.page[p] = pgFreed
+	if k.c.reuse {
+		k.obs.page[p] = pgReused
+		k.obs.val[p] = reusedVal
 	}
-	for va := 0; va < c.pages; va++ {
-		mm, l := c.mmOf[va], c.ptlOf(va)
-		lname := fmt.Sprintf("PTL%d", l)
+}
 
-		k.endStep()
-		k.ptl[l].Lock(fmt.Sprintf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va))
-		k.setHeld(l, true)
+// ---- reclaimers: shrink_folio_list ----
 
-		k.endStep()
-		e.Yield(fmt.Sprintf("try_to_unmap_one: ptep_get_and_clear pte[%d]", va))
-		pteval := uint8(k.pte[va].Swap(0))
-		e.Notef(" (%s)", describePTE(pteval))
-		k.obs.mu.Lock()
-		k.obs.page[va] = pgUnmapped
-		if c.boolFlag && c.batched && pteval&bPresent != 0 {
-			k.obs.deferVA = va
-		}
-		k.obs.mu.Unlock()
+// reclaimer is one reclaimer's per-task batch and position.
+type implReclaimer struct {
+	k                  *kernel
+	r, cpu             int
+	mask               uint8 // tlb_ubc.arch.cpumask
+	flushReq, writable bool  // tlb_ubc.flush_required, .writable
+	queued             uint8 // the free batch
+}
 
-		switch {
-		case !c.batched:
-			// flush_tlb_range under the PTL: the IPIs are this step.
-			k.endStep()
-			m := k.mask[mm].Load(fmt.Sprintf("try_to_unmap_one: flush_tlb_range va%d → CPUs ", va))
-			k.flushVA(va, m)
-			e.Note(cpus(m))
-		case pteval&bPresent != 0: // pte_accessible
-			k.endStep()
-			m := k.mask[mm].Load(fmt.Sprintf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: batch cpumask %s |= mm_cpumask ", cpus(mask)))
-			e.Note(cpus(m) + "; flush_required = true")
-			mask |= m
-			flushReq = true
-			switch {
-			case c.boolFlag:
-				k.endStep()
-				k.batched[mm].Store("set_tlb_ubc_flush_pending: mm->tlb_flush_batched = true", 1)
-				k.obs.mu.Lock()
-				k.obs.word[mm] = 1
-				k.obs.deferVA = -1
-				k.obs.mu.Unlock()
-			case !c.counter: // no tlb_flush_batched before 3ea277194daa
-			default:
-				k.deferCount(va, mm)
-			}
-			if pteval&bDirty != 0 {
-				writable = true
-			}
-		}
-
-		k.endStep()
-		k.ptl[l].Unlock(fmt.Sprintf("try_to_unmap_one: spin_unlock %s", lname))
-		k.setHeld(l, false)
-
-		if c.flushDirty && writable {
-			k.endStep()
-			e.Yield(fmt.Sprintf("try_to_unmap_flush_dirty: writable: arch_tlbbatch_flush → CPUs %s", cpus(mask)))
-			batchFlush()
-		}
-
-		// pageout: the swap snapshot; writeback completes at once.
-		k.endStep()
-		e.Yield(fmt.Sprintf("pageout: swap_writepage snapshots page %d", va))
-		k.obs.mu.Lock()
-		val := k.obs.val[va]
-		k.obs.page[va] = pgWriteback
-		if writable && !c.flushDirty && k.obs.note.kind == noteNone {
-			k.obs.note = note{kind: noteDirtySkip, va: uint8(va)}
-		}
-		detail := fmt.Sprintf(" (val=%d)", val)
-		if c.nestedReset {
-			detail += "; bio allocation enters nested reclaim: init_tlb_ubc clears flush_required"
-			if flushReq && (k.obs.note.kind == noteNone || k.obs.note.kind == noteNestedReset) {
-				k.obs.note = note{kind: noteNestedReset, page: uint8(va)}
-			}
-			flushReq = false
-		}
-		k.obs.mu.Unlock()
-		e.Note(detail)
-		queued |= 1 << uint(va)
-		if bits.OnesCount8(queued) < c.batch && va+1 < c.pages {
+// reclaim is reclaimer r's shrink_folio_list over its pages (stepReclaim):
+// one model step per scheduling point below, in the model's order.
+func (k *kernel) reclaim(r int) {
+	c := k.c
+	ir := &implReclaimer{k: k, r: r, cpu: c.cpuR[r]}
+	for va := r; va < c.pages; va += c.reclaimers {
+		ir.page(va)
+		// nextPage: on while the batch has room, else flush and free it.
+		last := va+c.reclaimers >= c.pages
+		if bits.OnesCount8(ir.queued) < c.batch && !last || ir.queued == 0 {
 			continue
 		}
-
-		if flushReq {
-			k.endStep()
-			e.Yield(fmt.Sprintf("try_to_unmap_flush: arch_tlbbatch_flush → CPUs %s", cpus(mask)))
-			batchFlush()
+		if ir.flushReq {
+			k.step("try_to_unmap_flush: %s", ir.describeBatchFlush())
+			ir.batchFlush()
 		}
-
-		k.endStep()
-		e.Yield(fmt.Sprintf("free_unref_folios: free %s", pageSet(queued)))
-		k.obs.mu.Lock()
-		for p := 0; p < c.pages; p++ {
-			if queued&(1<<uint(p)) != 0 {
-				k.obs.page[p] = pgFreed
-			}
-		}
-		k.obs.mu.Unlock()
-		first := freed == 0
-		freed += bits.OnesCount8(queued)
-		queued = 0
-		if first && c.reuse {
-			// The allocator becomes enabled here; see the file comment.
-			n := freed
-			e.Go(c.names[c.tAlloc], func() { k.allocate(n) })
-		}
+		ir.free()
 	}
 	k.endStep()
+}
+
+// page reclaims va up to its pageout or discard, which queue it in the
+// free batch, or until try_to_unmap fails and the folio is kept.
+func (ir *implReclaimer) page(va int) {
+	k, c, e := ir.k, ir.k.c, ir.k.e
+	mm, l := c.mmOf[va], c.ptlOf(va)
+	lname := c.ptlName[l]
+
+	k.endStep()
+	k.ptl[l].Lock(fmt.Sprintf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va))
+	k.setHeld(l, true)
+
+	k.endStep()
+	e.Yield("")
+	pteval := uint8(k.pte[va].Swap(0))
+	present := pteval&bPresent != 0
+	if present {
+		e.Notef("try_to_unmap_one: ptep_get_and_clear pte[%d] (%s)", va, describePTE(pteval))
+	} else {
+		e.Notef("try_to_unmap_one: page_vma_mapped_walk finds pte[%d] none: the page is mapped no more", va)
+	}
+	k.obs.mu.Lock()
+	if k.obs.page[va] == pgMapped {
+		k.obs.page[va] = pgUnmapped
+	}
+	if c.boolFlag && c.batched && present {
+		k.obs.deferVA[ir.r] = va
+	}
+	lazy := k.obs.lazy&(1<<uint(va)) != 0
+	k.obs.mu.Unlock()
+
+	switch {
+	case !present:
+	case !c.batched:
+		// flush_tlb_range under the PTL: the IPIs are this step.
+		switch c.arch {
+		case archRISCV:
+			k.endStep()
+			e.Yield("")
+			m := uint8(k.mask[mm].Load())
+			k.dropVA(m, va)
+			e.Notef("try_to_unmap_one: flush_tlb_range va%d → CPUs %s", va, cpus(m))
+		case archARM64:
+			k.step("try_to_unmap_one: flush_tlb_range va%d: tlbi vale1is; dsb(ish)", va)
+			k.dropVA(c.allUserCPUs(), va)
+		default:
+			k.endStep()
+			trim := e.Choose("", 2) == 1
+			rnd, targets, trimmed := k.x86Start(rkRange, mm, va, ir.cpu, 0, trim)
+			e.Notef("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), targets, trimmed))
+			k.x86Handlers(&rnd, nil)
+		}
+	default:
+		if c.arch == archX86 {
+			k.endStep()
+			e.Yield("")
+			g := k.gen[mm].Add(1)
+			e.Notef("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: inc_mm_tlb_gen → %d", g)
+		}
+		k.endStep()
+		e.Yield("")
+		if c.arch == archARM64 {
+			k.inflight[ir.r].Or(1 << uint(va))
+			e.Notef("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: dsb(ishst); tlbi vale1is va%d (in flight); flush_required = true", va)
+		} else {
+			m := uint8(k.mask[mm].Load())
+			e.Notef("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: batch cpumask %s |= mm_cpumask %s; flush_required = true", cpus(ir.mask), cpus(m))
+			ir.mask |= m
+		}
+		ir.flushReq = true
+		switch {
+		case c.boolFlag:
+			k.endStep()
+			k.batched[mm].Store("set_tlb_ubc_flush_pending: mm->tlb_flush_batched = true", 1)
+			k.obs.mu.Lock()
+			k.obs.word[mm] = 1
+			k.obs.deferVA[ir.r] = -1
+			k.obs.mu.Unlock()
+		case !c.counter: // no tlb_flush_batched before 3ea277194daa
+		default:
+			k.deferCount(va, mm)
+		}
+		if pteval&bDirty != 0 {
+			ir.writable = true
+		}
+	}
+
+	kept := false
+	if present && lazy && pteval&bDirty != 0 {
+		// The MADV_FREE page check: the folio was redirtied.
+		k.step("try_to_unmap_one: lazyfree folio redirtied: set_ptes pte[%d] (%s) back, folio_set_swapbacked, walk_abort", va, describePTE(pteval))
+		k.pte[va].Store(uint32(pteval))
+		k.obs.mu.Lock()
+		k.obs.page[va] = pgMapped
+		k.obs.lazy &^= 1 << uint(va)
+		k.obs.mu.Unlock()
+		kept, lazy = true, false
+	}
+
+	k.endStep()
+	what := ""
+	if kept {
+		what = "; try_to_unmap failed: the folio is kept"
+	}
+	k.ptl[l].Unlock("try_to_unmap_one: spin_unlock " + lname + what)
+	k.setHeld(l, false)
+	if kept {
+		return
+	}
+
+	if lazy || !present {
+		if lazy {
+			k.step("shrink_folio_list: clean lazyfree folio %d discarded without pageout", va)
+		} else {
+			k.step("shrink_folio_list: folio %d is mapped no more (zapped): freed without pageout", va)
+		}
+		k.obs.mu.Lock()
+		k.obs.lazy &^= 1 << uint(va)
+		k.obs.mu.Unlock()
+		ir.queued |= 1 << uint(va)
+		return
+	}
+
+	if c.flushDirty && ir.writable {
+		k.step("try_to_unmap_flush_dirty: writable: %s", ir.describeBatchFlush())
+		ir.batchFlush()
+	}
+
+	// pageout: the swap snapshot; writeback completes at once.
+	k.endStep()
+	e.Yield("")
+	k.obs.mu.Lock()
+	val := k.obs.val[va]
+	k.obs.page[va] = pgWriteback
+	if ir.writable && !c.flushDirty && k.obs.note.kind == noteNone {
+		k.obs.note = note{kind: noteDirtySkip, va: uint8(va)}
+	}
+	nested := ""
+	if c.nestedReset {
+		nested = "; bio allocation enters nested reclaim: init_tlb_ubc clears flush_required"
+		if ir.flushReq && (k.obs.note.kind == noteNone || k.obs.note.kind == noteNestedReset) {
+			k.obs.note = note{kind: noteNestedReset, page: uint8(va)}
+		}
+		ir.flushReq = false
+	}
+	k.obs.mu.Unlock()
+	e.Notef("pageout: swap_writepage snapshots page %d (val=%d)%s", va, val, nested)
+	ir.queued |= 1 << uint(va)
 }
 
 // deferCount is the pending/flushed update of set_tlb_ubc_flush_pending
@@ -443,94 +686,181 @@ func (k *kernel) deferCount(va, mm int) {
 	}
 }
 
-// ---- allocator ----
+func (ir *implReclaimer) describeBatchFlush() string {
+	switch ir.k.c.arch {
+	case archARM64:
+		return "arch_tlbbatch_flush: dsb(ish) completes this CPU's TLBIs for " + pageSet(uint8(ir.k.inflight[ir.r].Load()))
+	case archX86:
+		return "arch_tlbbatch_flush: flush_tlb_multi(batch cpumask " + cpus(ir.mask) + ", mm NULL, full)"
+	}
+	return "arch_tlbbatch_flush → CPUs " + cpus(ir.mask)
+}
 
-// allocate hands every page, lowest first, to a new owner once it is
-// freed. firstBatch pages were freed by the step that started it; the
-// rest are freed at the reclaimer's last step, just before it exits.
-func (k *kernel) allocate(firstBatch int) {
-	for p := 0; p < k.c.pages; p++ {
-		label := fmt.Sprintf("get_page_from_freelist: page %d handed to a new owner, who writes %d", p, reusedVal)
-		k.endStep()
-		if p == firstBatch {
-			k.reclaimerThread().Join(label)
-		} else {
-			k.e.Yield(label)
+// batchFlush is arch_tlbbatch_flush and the reset of the batch, right
+// after the step's scheduling point (x86: then a step per handler).
+func (ir *implReclaimer) batchFlush() {
+	k, c := ir.k, ir.k.c
+	mask := ir.mask
+	if !c.stickyMask {
+		ir.mask = 0
+	}
+	ir.flushReq, ir.writable = false, false
+	switch c.arch {
+	case archRISCV:
+		k.dropAll(mask)
+	case archARM64:
+		m := uint8(k.inflight[ir.r].Swap(0))
+		for ; m != 0; m &= m - 1 {
+			k.dropVA(c.allUserCPUs(), bits.TrailingZeros8(m))
 		}
-		k.obs.mu.Lock()
-		k.obs.page[p] = pgReused
-		k.obs.val[p] = reusedVal
-		k.obs.mu.Unlock()
+	default:
+		rnd, _, _ := k.x86Start(rkBatch, 0, 0, ir.cpu, mask, false)
+		k.x86Handlers(&rnd, nil)
+	}
+}
+
+// free is free_unref_folios of the batch.
+func (ir *implReclaimer) free() {
+	k, c := ir.k, ir.k.c
+	k.endStep()
+	k.e.Yield("")
+	k.obs.mu.Lock()
+	held := k.obs.gathered
+	desc := ""
+	switch {
+	case held >= 0 && ir.queued&(1<<uint(held)) != 0:
+		desc = fmt.Sprintf(" (the mmu_gather of %s still holds page %d)", callName(c.sysKind[k.syscallOp()], held), held)
+	case c.reuse:
+		desc = "; the allocator hands them to a new owner, who writes 9"
+	}
+	for p := 0; p < c.pages; p++ {
+		if ir.queued&(1<<uint(p)) == 0 {
+			continue
+		}
+		if p == held {
+			k.obs.page[p] = pgHeld
+			continue
+		}
+		k.freePage(p)
+	}
+	k.obs.mu.Unlock()
+	k.e.Notef("free_unref_folios: free %s%s", pageSet(ir.queued), desc)
+	ir.queued = 0
+}
+
+// ---- the syscall thread ----
+
+// syscallOp is the index of the syscall thread's current call (the
+// number of calls that have returned).
+func (k *kernel) syscallOp() int { return int(k.sysOp.Load()) }
+
+// syscall runs the program's calls (stepSyscall).
+func (k *kernel) syscall() {
+	for op := 0; op < k.c.syscalls; op++ {
+		k.call(op)
 	}
 	k.endStep()
 }
 
-// ---- syscall thread: mprotect(PROT_READ) on CPU1 ----
-
-func (k *kernel) syscall() {
+// call is one call of the program, on one va.
+func (k *kernel) call(op int) {
 	e, c := k.e, k.c
+	va, kind := int(c.sysAddr[op]), c.sysKind[op]
+	mm, l := c.mmOf[va], c.ptlOf(va)
+	lname := c.ptlName[l]
+	fn := ptlFunc[kind]
 	var word uint64 // tlb_flush_batched as the last drain read it
-	for op := 0; op < c.syscalls; op++ {
-		va := c.sysAddrs[op]
-		mm, l := c.mmOf[va], c.ptlOf(va)
-		lname := fmt.Sprintf("PTL%d", l)
-
+	retaken := false
+	gathered, page := false, false
+	for {
 		k.endStep()
-		k.ptl[l].Lock(fmt.Sprintf("change_pte_range: spin_lock %s (mprotect va%d PROT_READ)", lname, va))
-		e.Call(c.tSyscall, memIn{Op: opMprotect, VA: uint8(va)})
+		if retaken {
+			k.ptl[l].Lock(fmt.Sprintf("%s: pte_offset_map_lock %s again after split_folio", fn, lname))
+		} else {
+			k.ptl[l].Lock(fmt.Sprintf("%s: pte_offset_map_lock %s (%s)", fn, lname, callName(kind, va)))
+			e.Call(c.tSyscall, memIn{Op: callOps[kind], VA: uint8(va)})
+		}
 		k.setHeld(l, true)
-
-		if c.drain {
+		if c.drain && (!retaken || c.retakeDrain) {
 			k.drain(mm, l, &word)
 		}
-
-		// ptep_modify_prot_start/commit: one atomic read-modify-write
-		// under the PTL, keeping a concurrent hardware dirty-bit update.
+		// The PTE step.
 		k.endStep()
-		e.Yield(fmt.Sprintf("change_pte_range: pte[%d] ", va))
-		var old uint8
-		for {
-			old = uint8(k.pte[va].Load())
-			if old&bPresent == 0 || old&bWrite == 0 || k.pte[va].CompareAndSwap(uint32(old), uint32(old&^bWrite)) {
-				break
-			}
+		e.Yield("")
+		split := k.changePTE(va, kind, word, retaken, &gathered, &page)
+		if !split {
+			break
 		}
-		needFlush := false
-		switch {
-		case old&bPresent == 0:
-			e.Note("none (swap entry): nothing to change, nothing to flush")
-			if h := k.staleCPUs(va); h != 0 {
-				kind := uint8(noteNoFlush)
-				if !c.drain {
-					kind = noteNoDrain
-				}
-				k.setNote(note{kind: kind, va: uint8(va), word: uint16(word)})
-			}
-		case old&bWrite == 0:
-			e.Note("already ro")
-		default:
-			e.Notef("%s → %s", describePTE(old), describePTE(old&^bWrite))
-			e.Call(protectClient, memIn{Op: opProtect, VA: uint8(va)})
-			e.Return(protectClient, memOut{Res: resOK})
-			needFlush = true
-		}
-
-		if needFlush {
-			k.endStep()
-			m := k.mask[mm].Load(fmt.Sprintf("change_pte_range: flush_tlb_range va%d → CPUs ", va))
-			k.flushVA(va, m)
-			e.Note(cpus(m))
-		}
-
 		k.endStep()
-		k.ptl[l].Unlock(fmt.Sprintf("change_pte_range: spin_unlock %s; mprotect(va%d) returns", lname, va))
-		e.Return(c.tSyscall, memOut{Res: resOK})
+		k.ptl[l].Unlock(fmt.Sprintf("madvise_free_pte_range: pte_unmap_unlock %s to split the large folio", lname))
+		k.setHeld(l, false)
+		k.step("split_folio: the large folio at va%d becomes small; folio_unlock", va)
 		k.obs.mu.Lock()
-		k.obs.held[l] = false
-		k.obs.returned |= 1 << uint(va)
+		k.obs.split = true
 		k.obs.mu.Unlock()
+		retaken = true
 	}
+
+	ret := "; " + callName(kind, va) + " returns"
 	k.endStep()
+	tail := ""
+	if !gathered && !page {
+		tail = ret
+	}
+	k.ptl[l].Unlock(fmt.Sprintf("%s: pte_unmap_unlock %s%s", fn, lname, tail))
+	k.setHeld(l, false)
+	if gathered {
+		// tlb_finish_mmu: the gathered flush, after the PTL was dropped.
+		t := ret
+		if page {
+			t = ""
+		}
+		switch c.arch {
+		case archRISCV:
+			k.endStep()
+			e.Yield("")
+			m := uint8(k.mask[mm].Load())
+			k.dropVA(m, va)
+			k.setOwes(-1)
+			e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d → CPUs %s%s", va, cpus(m), t)
+		case archARM64:
+			k.step("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, t)
+			k.dropVA(c.allUserCPUs(), va)
+			k.setOwes(-1)
+		default:
+			k.endStep()
+			trim := e.Choose("", 2) == 1
+			rnd, targets, trimmed := k.x86Start(rkRange, mm, va, cpuSyscall, 0, trim)
+			if rnd.pend != 0 {
+				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), targets, trimmed))
+				k.x86Handlers(&rnd, func() string { return t })
+			} else {
+				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(int(k.gen[mm].Load()), targets, trimmed), t)
+			}
+			k.setOwes(-1)
+		}
+	}
+	if page {
+		// free_pages_and_swap_cache: the gather's reference goes.
+		k.endStep()
+		e.Yield("")
+		k.obs.mu.Lock()
+		k.obs.gathered = -1
+		freed := k.obs.page[va] == pgHeld
+		if freed {
+			k.freePage(va)
+		}
+		k.obs.mu.Unlock()
+		what := "the reclaimer still holds it"
+		switch {
+		case freed && c.reuse:
+			what = "the last reference: freed, and the allocator hands it to a new owner, who writes 9"
+		case freed:
+			what = "the last reference: freed"
+		}
+		e.Notef("tlb_finish_mmu: free_pages_and_swap_cache page %d (%s)%s", va, what, ret)
+	}
+	k.endCall(op, va, kind)
 }
 
 // drain is flush_tlb_batched_pending under PTL l.
@@ -543,15 +873,37 @@ func (k *kernel) drain(mm, l int, word *uint64) {
 	if !c.armed(*word) {
 		return
 	}
-
 	why := "tlb_flush_batched true"
 	if !c.boolFlag {
 		why = fmt.Sprintf("pending %d != flushed %d", c.pending(*word), c.flushed(*word))
 	}
-	k.endStep()
-	m := k.mask[mm].Load(fmt.Sprintf("flush_tlb_batched_pending: flush_tlb_mm (%s) → CPUs ", why))
-	k.flushMM(mm, m)
-	e.Note(cpus(m))
+	switch {
+	case c.arch == archRISCV:
+		k.endStep()
+		e.Yield("")
+		m := uint8(k.mask[mm].Load())
+		k.dropMM(m, mm)
+		e.Notef("flush_tlb_batched_pending: flush_tlb_mm (%s) → CPUs %s", why, cpus(m))
+	case c.arch == archARM64 && c.dsbOnly:
+		k.step("flush_tlb_batched_pending: arch_flush_tlb_batched_pending (%s): dsb(ish) on CPU1", why)
+		if !k.noteSet() {
+			for r := 0; r < c.reclaimers; r++ {
+				if m := k.inflight[r].Load(); m != 0 {
+					k.setNote(note{kind: noteDSBOnly, va: uint8(bits.TrailingZeros32(m)), cpu: uint8(c.cpuR[r])})
+					break
+				}
+			}
+		}
+	case c.arch == archARM64:
+		k.step("flush_tlb_batched_pending: flush_tlb_mm (%s): dsb(ishst); tlbi aside1is; dsb(ish)", why)
+		k.dropMM(c.allUserCPUs(), mm)
+	default:
+		k.endStep()
+		e.Yield("")
+		rnd, targets, _ := k.x86Start(rkMM, mm, 0, cpuSyscall, 0, false)
+		e.Notef("flush_tlb_batched_pending: flush_tlb_mm (%s): %s", why, c.describeStart(int(k.gen[mm].Load()), targets, false))
+		k.x86Handlers(&rnd, nil)
+	}
 
 	k.endStep()
 	if c.boolFlag {
@@ -570,6 +922,141 @@ func (k *kernel) drain(mm, l int, word *uint64) {
 	}
 }
 
+// lockCPUs takes every user CPU's lock, ascending.
+func (k *kernel) lockCPUs() {
+	for i := 0; i < k.c.userCPUs; i++ {
+		k.cpu[k.c.userCPU0+i].mu.Lock()
+	}
+}
+
+func (k *kernel) unlockCPUs() {
+	for i := k.c.userCPUs - 1; i >= 0; i-- {
+		k.cpu[k.c.userCPU0+i].mu.Unlock()
+	}
+}
+
+// changePTE is the syscall's PTE step (the model's stepPTE), right after
+// its scheduling point, with every CPU held so that the marks are a
+// consistent cut. It reports whether madvise must drop the PTL to split.
+func (k *kernel) changePTE(va int, kind uint8, word uint64, retaken bool, gathered, page *bool) (split bool) {
+	e, c := k.e, k.c
+	k.lockCPUs()
+	defer k.unlockCPUs()
+	p := &k.pte[va]
+	old := uint8(p.Load())
+	fn := ptlFunc[kind]
+	if old&bPresent == 0 {
+		what := "nothing to change, nothing to flush"
+		if kind == kMadvFree || kind == kMunmap || kind == kMadvDontneed {
+			what = "free_swap_and_cache_nr, clear_not_present_full_ptes, nothing to flush"
+		}
+		e.Notef("%s: pte[%d] none (swap entry): %s", fn, va, what)
+		k.mark(va, kind)
+		if !k.noteSet() && k.staleCPUs(va, true) != 0 {
+			n := note{kind: noteNoFlush, va: uint8(va), word: uint16(word), op: kind}
+			switch {
+			case !c.drain:
+				n.kind = noteNoDrain
+			case retaken && !c.retakeDrain:
+				n.kind = noteRetake
+			}
+			k.setNote(n)
+		}
+		return false
+	}
+	// The hardware may set the dirty bit between the load and the change:
+	// each change is a compare-and-swap loop, as the kernel's atomic
+	// get-and-clear keeps such an update.
+	switch kind {
+	case kMprotect:
+		for old&bWrite != 0 && !p.CompareAndSwap(uint32(old), uint32(old&^bWrite)) {
+			old = uint8(p.Load())
+		}
+		if old&bWrite == 0 {
+			e.Notef("change_pte_range: pte[%d] already ro", va)
+			break
+		}
+		e.Call(protectClient, memIn{Op: opProtect, VA: uint8(va)})
+		e.Return(protectClient, memOut{Res: resOK})
+		e.Notef("change_pte_range: pte[%d] %s → %s; tlb_flush_pte_range records va%d", va, describePTE(old), describePTE(old&^bWrite), va)
+		*gathered = true
+		k.setOwes(va)
+	case kMunmap, kMadvDontneed:
+		old = uint8(p.Swap(0))
+		e.Notef("zap_pte_range: ptep_get_and_clear_full pte[%d] (%s); tlb_remove_tlb_entry records va%d; the mmu_gather takes page %d", va, describePTE(old), va, va)
+		*gathered, *page = true, true
+		k.obs.mu.Lock()
+		k.obs.gathered = va
+		k.obs.mu.Unlock()
+		k.setOwes(va)
+	case kMadvFree:
+		k.obs.mu.Lock()
+		isLarge := va == c.largeVA && !k.obs.split
+		if !isLarge {
+			k.obs.lazy |= 1 << uint(va)
+		}
+		k.obs.mu.Unlock()
+		if isLarge {
+			e.Notef("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", va, describePTE(old))
+			return true
+		}
+		for old&bDirty != 0 && !p.CompareAndSwap(uint32(old), uint32(old&^bDirty)) {
+			old = uint8(p.Load())
+		}
+		if old&bDirty == 0 {
+			e.Notef("madvise_free_pte_range: pte[%d] %s, clean: folio_mark_lazyfree, nothing to flush", va, describePTE(old))
+			break
+		}
+		e.Notef("madvise_free_pte_range: clear_young_dirty_ptes pte[%d] %s → %s; tlb_remove_tlb_entries records va%d; folio_mark_lazyfree", va, describePTE(old), describePTE(old&^bDirty), va)
+		*gathered = true
+		k.setOwes(va)
+	}
+	k.mark(va, kind)
+	return false
+}
+
+func (k *kernel) setOwes(va int) {
+	k.obs.mu.Lock()
+	k.obs.owes = va
+	k.obs.mu.Unlock()
+}
+
+// mark is the model's mark, with every CPU held.
+func (k *kernel) mark(va int, kind uint8) {
+	for i := 0; i < k.c.userCPUs; i++ {
+		p := &k.cpu[k.c.userCPU0+i].tlb[va]
+		if *p == 0 {
+			continue
+		}
+		switch kind {
+		case kMprotect:
+			if *p&bWrite == 0 {
+				continue
+			}
+		case kMadvFree:
+			if *p&(bWrite|bDirty) != bWrite|bDirty {
+				continue
+			}
+		}
+		*p |= bCur
+	}
+}
+
+// endCall is the model's endCall: the return to user space.
+func (k *kernel) endCall(op, va int, kind uint8) {
+	level := uint8(bNoWrite)
+	if kind == kMunmap || kind == kMadvDontneed {
+		level = bNoAccess
+	}
+	k.each(k.c.allUserCPUs(), func(_ int, cs *cpuState) {
+		if p := &cs.tlb[va]; *p&bCur != 0 {
+			*p = *p&^bCur | level
+		}
+	})
+	k.e.Return(k.c.tSyscall, memOut{Res: resOK})
+	k.sysOp.Store(int32(op + 1))
+}
+
 // noteBoolCleared is the model's: the drain under PTL l stored false while
 // a va of mm under another lock has a stale entry whose deferral already
 // set the flag.
@@ -582,7 +1069,14 @@ func (k *kernel) noteBoolCleared(l, mm int) {
 		return
 	}
 	for va := 0; va < c.pages; va++ {
-		if c.mmOf[va] != mm || c.ptlOf(va) == l || k.staleCPUs(va) == 0 || va == deferVA {
+		if c.mmOf[va] != mm || c.ptlOf(va) == l || k.staleCPUs(va, false) == 0 {
+			continue
+		}
+		deferring := false
+		for r := 0; r < c.reclaimers; r++ {
+			deferring = deferring || deferVA[r] == va
+		}
+		if deferring {
 			continue
 		}
 		k.setNote(note{kind: noteBoolCleared, va: uint8(va), ptl: uint8(l)})
@@ -590,46 +1084,80 @@ func (k *kernel) noteBoolCleared(l, mm int) {
 	}
 }
 
-// ---- user threads ----
+// ---- user tasks ----
 
-// user runs the accesses of user thread u on its CPU (stepUser): each is
-// one step, the Choose of the va and of read or write, in which the CPU
-// looks up its TLB, walks the page table on a miss, fills, and accesses
-// the page, holding its TLB against invalidations throughout.
+// user runs user task u (stepUser): each access is one step, the Choose
+// of the va and of read or write, in which the CPU looks up its TLB,
+// walks the page table on a miss, fills, and accesses the page, holding
+// its CPU throughout; user0 may instead be scheduled out, and then in on
+// a CPU it draws.
 func (k *kernel) user(u int) {
 	e, c := k.e, k.c
-	cpu := c.cpuOf(u)
+	cpu := c.userCPU0 + u
 	client := c.tUser0 + u
 	addrs := c.userAddrs[u]
-	who := fmt.Sprintf("user%d on CPU%d", u, cpu)
-	for i := 0; i < c.accesses; i++ {
+	mm := u % c.mms
+	who := c.userName[u]
+	migrated := 0
+	for acc := 0; acc < c.accesses; {
+		n := 2 * len(addrs)
+		alts := n
+		if u == 0 && migrated < c.migrations {
+			alts++
+		}
 		k.endStep()
-		alt := e.Choose(who+": ", 2*len(addrs))
+		alt := e.Choose("", alts)
+		if alt == n {
+			migrated++
+			cs := &k.cpu[cpu]
+			cs.mu.Lock()
+			k.switchOut(cpu, cs, mm)
+			cs.mu.Unlock()
+			e.Notef("schedule: %s leaves %s, which switches to another process: switch_mm(%s → other): %s", who, c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchOut(cpu))
+
+			// Off CPU: scheduled in on a CPU running another process (only
+			// user0 migrates, so these change by its steps alone).
+			var free []int
+			for i := 0; i < c.userCPUs; i++ {
+				if k.loadedOn(c.userCPU0+i) == c.other() {
+					free = append(free, c.userCPU0+i)
+				}
+			}
+			k.endStep()
+			cpu = free[e.Choose("", len(free))]
+			cs = &k.cpu[cpu]
+			cs.mu.Lock()
+			sw := k.switchIn(cpu, cs, mm)
+			cs.mu.Unlock()
+			e.Notef("schedule: %s runs on %s: switch_mm(other → %s): %s", who, c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchIn(cpu, sw))
+			continue
+		}
+		acc++
 		va := addrs[alt/2]
 		write := alt%2 == 1
 		in := memIn{Op: opRead, VA: uint8(va)}
-		what := "read"
 		if write {
 			in = memIn{Op: opWrite, VA: uint8(va), Val: uint8(u + 1)}
-			what = "write"
 		}
 		e.Call(client, in)
-		t := &k.tlb[cpu]
-		t.mu.Lock()
-		e.Return(client, k.access(t, u, cpu, va, write, what))
-		t.mu.Unlock()
+		cs := &k.cpu[cpu]
+		cs.mu.Lock()
+		out := k.access(cs, u, cpu, va, write)
+		cs.mu.Unlock()
+		e.Return(client, out)
 	}
 	k.endStep()
 }
 
-// access is one access with t (cpu's TLB) held; it returns the outcome.
-func (k *kernel) access(t *cpuTLB, u, cpu, va int, write bool, what string) memOut {
-	e := k.e
+// access is one access with cs (cpu's state) held; it returns the outcome.
+func (k *kernel) access(cs *cpuState, u, cpu, va int, write bool) memOut {
+	e, c := k.e, k.c
 	pte := &k.pte[va]
-	ent := t.e[va]
+	ent := cs.tlb[va]
+	who, where := c.userName[u], c.cpuName[cpu]
 	switch {
 	case ent != 0 && (!write || ent&bWrite != 0 && ent&bDirty != 0):
-		e.Notef("%s va%d: TLB hit (%s)", what, va, describePTE(ent))
+		e.Notef("%s on %s: %s va%d: TLB hit (%s)", who, where, accessName(write), va, describeEntry(ent))
 		return k.use(u, cpu, va, write, ent)
 
 	case ent != 0 && ent&bWrite != 0:
@@ -641,25 +1169,25 @@ func (k *kernel) access(t *cpuTLB, u, cpu, va int, write bool, what string) memO
 				if !pte.CompareAndSwap(uint32(v), uint32(v|bDirty)) {
 					continue
 				}
-				t.e[va] = ent | bDirty
-				e.Notef("write va%d: TLB hit (rw), walk sets pte[%d] dirty", va, va)
+				cs.tlb[va] = ent | bDirty
+				e.Notef("%s on %s: write va%d: TLB hit (%s), walk sets pte[%d] dirty", who, where, va, describeEntry(ent), va)
 				return k.use(u, cpu, va, true, ent|bDirty)
 			}
-			t.e[va] = 0
-			e.Notef("write va%d: TLB hit (rw, clean) but pte[%d] %s: page fault", va, va, describePTE(v))
+			cs.tlb[va] = 0
+			e.Notef("%s on %s: write va%d: TLB hit (%s) but pte[%d] %s: page fault", who, where, va, describeEntry(ent), va, describePTE(v))
 			return fault(v)
 		}
 
 	case ent != 0:
 		v := uint8(pte.Load())
-		t.e[va] = 0
-		e.Notef("write va%d: TLB hit (ro), pte[%d] %s: page fault", va, va, describePTE(v))
+		cs.tlb[va] = 0
+		e.Notef("%s on %s: write va%d: TLB hit (%s), pte[%d] %s: page fault", who, where, va, describeEntry(ent), va, describePTE(v))
 		return fault(v)
 	}
 	for {
 		v := uint8(pte.Load())
 		if v&bPresent == 0 || write && v&bWrite == 0 {
-			e.Notef("%s va%d: TLB miss, pte[%d] %s: page fault", what, va, va, describePTE(v))
+			e.Notef("%s on %s: %s va%d: TLB miss, pte[%d] %s: page fault", who, where, accessName(write), va, va, describePTE(v))
 			return fault(v)
 		}
 		if write && v&bDirty == 0 {
@@ -668,22 +1196,19 @@ func (k *kernel) access(t *cpuTLB, u, cpu, va int, write bool, what string) memO
 			}
 			v |= bDirty
 		}
-		t.e[va] = v
-		e.Notef("%s va%d: TLB miss, walk pte[%d] (%s), fill", what, va, va, describePTE(v))
+		cs.tlb[va] = v
+		e.Notef("%s on %s: %s va%d: TLB miss, walk pte[%d] (%s), fill", who, where, accessName(write), va, va, describePTE(v))
 		return k.use(u, cpu, va, write, v)
 	}
 }
 
 // use reads or writes page va through entry ent and checks the harm
-// properties, as the model's access does.
+// properties, as the model's use does.
 func (k *kernel) use(u, cpu, va int, write bool, ent uint8) memOut {
-	who := fmt.Sprintf("user%d on CPU%d", u, cpu)
-	what := "reads"
-	if write {
-		what = "writes"
-	}
+	c := k.c
+	who, where := c.userName[u], c.cpuName[cpu]
 	k.obs.mu.Lock()
-	st, returned := k.obs.page[va], k.obs.returned&(1<<uint(va)) != 0
+	st := k.obs.page[va]
 	out := memOut{Res: resOK}
 	if write {
 		k.obs.val[va] = uint8(u + 1)
@@ -693,18 +1218,17 @@ func (k *kernel) use(u, cpu, va int, write bool, ent uint8) memOut {
 	k.obs.mu.Unlock()
 	switch {
 	case st == pgFreed || st == pgReused:
-		owner := "which reclaim freed"
-		if st == pgReused {
-			owner = "which reclaim freed and the allocator handed to a new owner"
-		}
-		k.e.Failf(NoUseAfterFree, "%s %s va%d through a stale TLB entry (%s) to page %d, %s: %s",
-			who, what, va, describePTE(ent), va, owner, k.cause())
+		k.e.Failf(NoUseAfterFree, "%s on %s %s va%d through a stale TLB entry (%s) to page %d, %s: %s",
+			who, where, accessVerb(write), va, describePTE(ent), va, freedBy(st), k.cause())
 	case write && st == pgWriteback:
-		k.e.Failf(NoLostWrite, "%s writes page %d through a writable dirty TLB entry after pageout snapshotted it for swap: the write is lost when the page is swapped back in; %s",
-			who, va, k.cause())
-	case write && returned:
-		k.e.Failf(SyscallPostcondition, "%s writes va%d through a stale writable TLB entry after mprotect(va%d, PROT_READ) returned: %s",
-			who, va, va, k.cause())
+		k.e.Failf(NoLostWrite, "%s on %s writes page %d through a writable dirty TLB entry after pageout snapshotted it for swap: the write is lost when the page is swapped back in; %s",
+			who, where, va, k.cause())
+	case ent&bNoAccess != 0:
+		k.e.Failf(SyscallPostcondition, "%s on %s %s va%d through a TLB entry older than the zap of a munmap or MADV_DONTNEED that has returned: %s",
+			who, where, accessVerb(write), va, k.cause())
+	case write && ent&bNoWrite != 0:
+		k.e.Failf(SyscallPostcondition, "%s on %s writes va%d through a stale %s TLB entry after %s: %s",
+			who, where, va, describePTE(ent), c.returnedWhat(va, k.syscallOp()), k.cause())
 	}
 	return out
 }
@@ -720,20 +1244,20 @@ func (k *kernel) flushBeforeFree() string {
 		var h uint8
 		switch page[p] {
 		case pgFreed, pgReused:
-			for cpu := 1; cpu < c.ncpu; cpu++ {
-				if k.entry(cpu, p) != 0 {
+			k.each(c.allUserCPUs(), func(cpu int, cs *cpuState) {
+				if k.live(cpu, cs, p) {
 					h |= 1 << uint(cpu)
 				}
-			}
+			})
 			if h != 0 {
 				return fmt.Sprintf("page %d is %s while CPUs %s still cache va%d: %s", p, pageStateNames[page[p]], cpus(h), p, k.cause())
 			}
 		case pgWriteback:
-			for cpu := 1; cpu < c.ncpu; cpu++ {
-				if e := k.entry(cpu, p); e&bWrite != 0 && e&bDirty != 0 {
+			k.each(c.allUserCPUs(), func(cpu int, cs *cpuState) {
+				if e := cs.tlb[p]; e&bWrite != 0 && e&bDirty != 0 && k.live(cpu, cs, p) {
 					h |= 1 << uint(cpu)
 				}
-			}
+			})
 			if h != 0 {
 				return fmt.Sprintf("pageout snapshotted page %d while CPUs %s cache a writable dirty entry for va%d: %s", p, cpus(h), p, k.cause())
 			}
@@ -745,12 +1269,12 @@ func (k *kernel) flushBeforeFree() string {
 func (k *kernel) counterSound() string {
 	c := k.c
 	k.obs.mu.Lock()
-	held, word := k.obs.held, k.obs.word
+	held, word, owes := k.obs.held, k.obs.word, k.obs.owes
 	k.obs.mu.Unlock()
 	for va := 0; va < c.pages; va++ {
 		l := c.ptlOf(va)
-		h := k.staleCPUs(va)
-		if h == 0 || held[l] {
+		h := k.staleCPUs(va, false)
+		if h == 0 || held[l] || owes == va {
 			continue
 		}
 		if w := word[c.mmOf[va]]; !c.armed(w) {

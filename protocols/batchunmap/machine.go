@@ -1,15 +1,13 @@
 package batchunmap
 
 import (
-	"fmt"
-
 	"github.com/protocheck/protocheck/model"
 )
 
-// machine is one instance of the protocol: a reclaimer (kswapd on CPU0),
-// a syscall thread of mm0 on CPU1 calling mprotect, user threads on CPUs
-// 2.. reading and writing through their TLBs, and an allocator that reuses
-// freed pages.
+// machine is one instance of the protocol: the reclaimers (kswapd on CPU0,
+// a second on CPU2), a syscall thread of mm0 on CPU1 running its program
+// of mprotect, madvise and munmap calls, and user tasks that read and
+// write through their CPUs' TLBs and migrate between CPUs.
 type machine struct {
 	c     *config
 	props model.Properties
@@ -17,7 +15,12 @@ type machine struct {
 
 func newModel(c *config) *machine {
 	m := &machine{c: c}
-	m.props = model.Properties{Invariants: m.invariants(), Metrics: metricNames, Spec: memorySpec()}
+	m.props = model.Properties{
+		Invariants: m.invariants(),
+		Progress:   []model.Progress{{Name: SyscallReturns, Pending: syscallInFlight}},
+		Metrics:    metricNames,
+		Spec:       memorySpec(),
+	}
 	return m
 }
 
@@ -34,46 +37,50 @@ func (m *machine) Init() model.State {
 	for mm := 0; mm < c.mms; mm++ {
 		s.mem.Init(c.maskAddr(mm), uint64(c.initMask[mm]))
 	}
+	for u := 0; u < c.users; u++ {
+		s.task[u] = uint8(c.userCPU0 + u)
+	}
+	for i := 0; i < c.userCPUs; i++ {
+		s.loaded[i] = c.initLoaded[i]
+	}
+	if c.arch == archX86 {
+		// A CPU has an ASID, up to date, for the mm it runs.
+		for i := 0; i < c.userCPUs; i++ {
+			if mm := int(c.initLoaded[i]); mm < c.mms {
+				s.ctx[i*c.mms+mm] = 1
+			}
+		}
+	}
+	for k := range s.r {
+		s.r[k].page = uint8(k)
+	}
 	if c.syscalls == 0 {
 		s.s.pc = sDone
 	}
 	return s
 }
 
-func (c *config) mmName(mm int) string {
-	if c.mms == 1 {
-		return ""
-	}
-	return fmt.Sprintf("mm%d.", mm)
+// syscallInFlight is the progress property's obligation: the syscall
+// thread has calls of its program left to make or finish. Each call
+// waits only for a page-table lock and for flush rounds whose handlers
+// run on other CPUs (flush_tlb_batched_pending's cmpxchg may fail, which
+// leaves a later extra flush, never a retry), so under weak fairness
+// every call returns, and the thread reaches the end of its program.
+func syscallInFlight(st model.State) bool {
+	return st.(*state).s.pc != sDone
 }
 
-func (s *state) freedPage() int {
-	for p := 0; p < s.c.pages; p++ {
-		if s.page[p] == pgFreed {
-			return p
-		}
-	}
-	return -1
-}
-
-// Step runs thread t's next step. The reclaimer and the syscall thread
-// wait only for a page-table lock, the allocator for a freed page; a
-// user thread draws which va it accesses and how.
+// Step runs thread t's next step. The reclaimers and the syscall thread
+// wait only for a page-table lock; a user task draws which va it accesses
+// and how, or where it migrates.
 func (m *machine) Step(st model.State, t int, x *model.Exec) {
 	s, c := st.(*state), m.c
 	switch {
-	case t == c.tReclaim:
-		s.stepReclaim(x)
+	case t < c.reclaimers:
+		s.stepReclaim(x, t)
 	case t == c.tSyscall:
 		s.stepSyscall(x)
-	case t == c.tAlloc:
-		s.stepAlloc(x)
 	default:
-		u := t - c.tUser0
-		if int(s.acc[u]) >= c.accesses {
-			x.Done()
-			return
-		}
-		s.stepUser(x, u, x.Choose(2*len(c.userAddrs[u])))
+		s.stepUser(x, t-c.tUser0)
 	}
 }

@@ -25,6 +25,8 @@ func (m *machine) invariants() []model.Invariant {
 // checkFlushBeforeFree is P4(a): no page is freed while a TLB maps it, and
 // no writeback snapshot is taken while a TLB holds a writable dirty entry
 // (a clean writable entry must walk the cleared PTE to write, and faults).
+// An x86 entry of an mm its CPU does not run, behind the mm's tlb_gen, is
+// dead: the CPU flushes it before it runs the mm again.
 func checkFlushBeforeFree(st model.State) string {
 	s := st.(*state)
 	for p := 0; p < s.c.pages; p++ {
@@ -35,8 +37,9 @@ func checkFlushBeforeFree(st model.State) string {
 			}
 		case pgWriteback:
 			var h uint8
-			for cpu := 1; cpu < s.c.ncpu; cpu++ {
-				if e := s.entry(cpu, p); e&bWrite != 0 && e&bDirty != 0 {
+			for i := 0; i < s.c.userCPUs; i++ {
+				cpu := s.c.userCPU0 + i
+				if e := s.entry(cpu, p); e&bWrite != 0 && e&bDirty != 0 && s.live(cpu, p) {
 					h |= 1 << uint(cpu)
 				}
 			}
@@ -49,15 +52,16 @@ func checkFlushBeforeFree(st model.State) string {
 }
 
 // checkCounterSound is P5: whenever a CPU caches a va beyond what its PTE
-// allows and nobody holds that va's page-table lock (so a syscall could
-// take it and inspect the PTE), tlb_flush_batched must ask for a flush.
+// allows, nobody holds that va's page-table lock (so a syscall could take
+// it and inspect the PTE), and the syscall thread's own gather does not
+// owe that va a flush, tlb_flush_batched must ask for a flush.
 func checkCounterSound(st model.State) string {
 	s := st.(*state)
 	c := s.c
 	for va := 0; va < c.pages; va++ {
 		l := c.ptlOf(va)
 		h := s.staleCPUs(va)
-		if h == 0 || !s.ptl[l].Free() {
+		if h == 0 || !s.ptl[l].Free() || s.syscallOwes(va) {
 			continue
 		}
 		mm := c.mmOf[va]
@@ -69,6 +73,16 @@ func checkCounterSound(st model.State) string {
 	return ""
 }
 
+// syscallOwes reports whether the syscall thread's call has changed
+// pte[va] and not yet finished flushing it.
+func (s *state) syscallOwes(va int) bool {
+	sc := &s.s
+	if sc.pc == sDone || int(s.c.sysAddr[sc.op]) != va {
+		return false
+	}
+	return sc.gathered || sc.pc == sRound && sc.rnd.kind == rkRange
+}
+
 // cause explains, from the first recorded loss, why a stale entry
 // survived.
 func (s *state) cause() string { return s.c.cause(s.note) }
@@ -78,19 +92,25 @@ func (c *config) cause(n note) string {
 	va := int(n.va)
 	switch n.kind {
 	case noteBoolCleared:
-		return fmt.Sprintf("the pending flush for va%d was lost: the syscall thread, holding PTL%d in flush_tlb_batched_pending, stored tlb_flush_batched = false after its flush_tlb_mm, over the true the reclaimer had stored holding PTL%d after clearing pte[%d]",
+		return fmt.Sprintf("the pending flush for va%d was lost: the syscall thread, holding PTL%d in flush_tlb_batched_pending, stored tlb_flush_batched = false after its flush_tlb_mm, over the true a reclaimer had stored holding PTL%d after clearing pte[%d]",
 			va, n.ptl, c.ptlOf(va), va)
 	case noteWrapped:
-		return fmt.Sprintf("the pending flushes were lost when the reclaimer's atomic_inc for va%d wrapped the %d-bit pending field onto flushed (%s) with no overflow reset",
+		return fmt.Sprintf("the pending flushes were lost when a reclaimer's atomic_inc for va%d wrapped the %d-bit pending field onto flushed (%s) with no overflow reset",
 			va, c.width, c.describeWord(uint64(n.word)))
 	case noteNoDrain:
-		return fmt.Sprintf("mprotect found pte[%d] none (cleared by try_to_unmap_one, flush deferred to the reclaimer's batch) and flushed nothing: this kernel has no flush_tlb_batched_pending", va)
+		return fmt.Sprintf("%s found pte[%d] none (cleared by try_to_unmap_one, flush deferred to a reclaimer's batch) and flushed nothing: this kernel has no flush_tlb_batched_pending", callName(n.op, va), va)
 	case noteNoFlush:
-		return fmt.Sprintf("mprotect found pte[%d] none and flushed nothing, because flush_tlb_batched_pending read tlb_flush_batched = %s", va, c.describeWord(uint64(n.word)))
+		return fmt.Sprintf("%s found pte[%d] none and flushed nothing, because flush_tlb_batched_pending read tlb_flush_batched = %s", callName(n.op, va), va, c.describeWord(uint64(n.word)))
+	case noteRetake:
+		return fmt.Sprintf("madvise(MADV_FREE) dropped PTL%d to split the large folio and, after re-taking it, found pte[%d] none (a reclaimer cleared it meanwhile and deferred its flush) without calling flush_tlb_batched_pending again, so it flushed nothing", c.ptlOf(va), va)
 	case noteNestedReset:
 		return fmt.Sprintf("try_to_unmap_flush found nothing to flush because the nested reclaim entered from pageout of page %d ran init_tlb_ubc and cleared flush_required while flushes were deferred", n.page)
 	case noteDirtySkip:
 		return fmt.Sprintf("pageout of page %d started with tlb_ubc.writable set and no try_to_unmap_flush_dirty", va)
+	case noteMaskCleared:
+		return fmt.Sprintf("switch_mm on CPU%d cleared CPU%d from %s's mm_cpumask without flushing its TLB (the ASID keeps its entries), so flushes sent to mm_cpumask, the reclaimer's batch included, missed it", n.cpu, n.cpu, c.mmLabel(int(n.op)))
+	case noteDSBOnly:
+		return fmt.Sprintf("flush_tlb_batched_pending found a flush pending and ran dsb(ish) on CPU1, which completes only the TLBIs CPU1 issued: the reclaimer's tlbi vale1is for va%d, issued on CPU%d, was still in flight", va, n.cpu)
 	}
 	return "the entry survived every flush so far"
 }

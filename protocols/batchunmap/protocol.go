@@ -12,32 +12,43 @@ const (
 	NestedReset     = "nested-reset"
 	NoFlushDirty    = "no-flush-dirty"
 	RiscvStickyMask = "riscv-sticky-mask"
+	RiscvASIDClear  = "riscv-asid-clear"
+	MadviseRetake   = "madvise-retake"
+	X86             = "x86"
+	ARM64           = "arm64"
+	ARM64DSBOnly    = "arm64-dsb-only"
 )
 
-// Property names (batchunmap.md P1-P5).
+// variantNames lists the variants in Protocol's order.
+var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
+	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly}
+
+// Property names (batchunmap.md P1-P5, and the progress property L1-L2:
+// every call the syscall thread makes returns).
 const (
 	NoUseAfterFree       = "no-use-after-free"
 	NoLostWrite          = "no-lost-write"
 	SyscallPostcondition = "syscall-postcondition"
 	FlushBeforeFree      = "flush-before-free"
 	CounterSound         = "counter-sound"
+	SyscallReturns       = "syscall-returns"
 )
 
 // Protocol is the batched-unmap protocol family: reclaim's deferred TLB
-// flush against mprotect's flush_tlb_batched_pending.
+// flush against the syscalls that must drain it.
 var Protocol = &model.Protocol{
 	Name:        "batchunmap",
-	Description: "batched TLB flush during reclaim (try_to_unmap_one / try_to_unmap_flush) racing mprotect's flush_tlb_batched_pending",
-	Source:      "seed 004 (riscv: Add support for BATCHED_UNMAP_TLB_FLUSH, 54d7431af73e); mm/rmap.c 72b252aed506, d950c9477d51, b385d21f27d8, 3ea277194daa, 5ee2fa2f0636; riscv 3951f6add519",
+	Description: "batched TLB flush during reclaim (try_to_unmap_one / try_to_unmap_flush) racing mprotect, munmap and madvise's flush_tlb_batched_pending, with moving mm_cpumasks",
+	Source:      "seed 004 (riscv: Add support for BATCHED_UNMAP_TLB_FLUSH, 54d7431af73e); mm/rmap.c 72b252aed506, d950c9477d51, b385d21f27d8, 3ea277194daa, 5ee2fa2f0636; mm/madvise.c 383c4613c67c; riscv 3951f6add519, 82dd33fde026; arm64 43b3dfdd0455, 4b634918384c; x86 209954cbc7d0",
 	Variants: []model.Variant{
 		{Name: Immediate, Expect: model.ExpectOK,
-			Description: "no batching: try_to_unmap_one flushes each PTE with flush_tlb_range under the page-table lock",
+			Description: "no batching: try_to_unmap_one flushes each PTE with flush_tlb_range under the page-table lock (riscv)",
 			Source:      "mm/rmap.c before 72b252aed506 (v4.3); mainline when should_defer_flush is false"},
 		{Name: Generation, Expect: model.ExpectOK,
-			Description: "mainline: deferred flush, tlb_flush_batched as pending/flushed generations with the overflow reset",
-			Source:      "5ee2fa2f0636 mm/rmap: fix potential batched TLB flush race (2022)"},
+			Description: "mainline on riscv, the seed's architecture: deferred flush, tlb_flush_batched as pending/flushed generations with the overflow reset, madvise draining after every PTL re-take, and switch_mm keeping every CPU's mm_cpumask bit",
+			Source:      "5ee2fa2f0636 mm/rmap: fix potential batched TLB flush race (2022); 383c4613c67c (2025); 82dd33fde026 riscv: asid: Fixup stale TLB entry cause application crash (2023); seed 004 54d7431af73e with 3951f6add519"},
 		{Name: NoPendingFlush, Expect: SyscallPostcondition,
-			Description: "deferred flush without flush_tlb_batched_pending: mprotect trusts a PTE that reclaim cleared",
+			Description: "deferred flush without flush_tlb_batched_pending: a syscall trusts a PTE that reclaim cleared",
 			Source:      "72b252aed506 (2015); race found by Nadav Amit, fixed by 3ea277194daa (2017)"},
 		{Name: BoolFlag, Expect: SyscallPostcondition,
 			Description: "tlb_flush_batched as a bool cleared after flush_tlb_mm: loses a deferral made under another page-table lock",
@@ -54,28 +65,57 @@ var Protocol = &model.Protocol{
 		{Name: RiscvStickyMask, Expect: model.ExpectOK,
 			Description: "riscv arch_tlbbatch_flush never clears the batch cpumask: safe, but flush targets accumulate",
 			Source:      "seed 004 54d7431af73e; fixed by 3951f6add519 riscv: Fix arch_tlbbatch_flush() by clearing the batch cpumask"},
+		{Name: RiscvASIDClear, Expect: SyscallPostcondition,
+			// The batched analog (batchunmap.md D-bug8): the reclaimer's
+			// batch cpumask misses the CPU, which then reads a freed page or
+			// writes one under writeback; random walks meet those first.
+			AlsoViolates: []string{NoUseAfterFree, NoLostWrite},
+			Description:  "riscv with the ASID allocator, before the fix: switch_mm clears the old CPU's mm_cpumask bit without flushing, so flushes sent to mm_cpumask (mprotect's, the reclaimer's batch) miss a CPU that still caches the mm",
+			Source:       "65d4b9c53017 RISC-V: Implement ASID allocator; fixed by 82dd33fde026 riscv: asid: Fixup stale TLB entry cause application crash (2023)"},
+		{Name: MadviseRetake, Expect: SyscallPostcondition,
+			Description: "madvise(MADV_FREE) drops the PTL to split a large folio and re-takes it without calling flush_tlb_batched_pending again",
+			Source:      "3ea277194daa and 9c276cc65a58 mm: introduce MADV_COLD; fixed by 383c4613c67c mm: close theoretical race where stale TLB entries could linger (2025)"},
+		{Name: X86, Expect: model.ExpectOK,
+			Description: "mainline x86: generations, mm_cpumask bits kept at switch_mm and trimmed by flush IPIs to CPUs that no longer run the mm, stale ASIDs caught up through tlb_gen at the next switch_mm; flush rounds a step per target CPU",
+			Source:      "5ee2fa2f0636; 209954cbc7d0 x86/mm/tlb: Update mm_cpumask lazily (2024); arch/x86/mm/tlb.c switch_mm_irqs_off, flush_tlb_func, arch_tlbbatch_flush"},
+		{Name: ARM64, Expect: model.ExpectOK,
+			Description: "arm64: broadcast TLBIs issued at unmap time and completed by the reclaimer's own dsb(ish); flush_tlb_batched_pending flushes the mm",
+			Source:      "43b3dfdd0455 arm64: support batched/deferred tlb shootdown during page reclamation/migration (2023); fixed by 4b634918384c arm64/mm: Close theoretical race where stale TLB entry remains valid (2025)"},
+		{Name: ARM64DSBOnly, Expect: SyscallPostcondition,
+			Description: "arm64 v6.5-v6.15: flush_tlb_batched_pending executes dsb(ish) on its own CPU, which does not complete TLBIs a reclaimer issued on another",
+			Source:      "db6c1f6f236d mm/tlbbatch: introduce arch_flush_tlb_batched_pending() with 43b3dfdd0455; fixed by 4b634918384c (2025)"},
 	},
 	Params: []model.Param{
-		{Name: "pages", Default: 4, Min: 1, Max: maxPages,
-			Description: "pages the reclaimer unmaps; page i is mapped at va i of mm i%mms"},
-		{Name: "batch", Default: 4, Min: 1, Max: maxPages,
-			Description: "folio_batch capacity: the reclaimer flushes and frees after this many pages"},
+		{Name: "pages", Default: 2, Min: 1, Max: maxPages,
+			Description: "pages the reclaimers unmap; page i is mapped at va i of mm i%mms and reclaimed by reclaimer i%reclaimers"},
+		{Name: "batch", Default: 2, Min: 1, Max: maxPages,
+			Description: "folio_batch capacity: a reclaimer flushes and frees after this many of its pages"},
 		{Name: "ptls", Default: 2, Min: 1, Max: maxPages,
 			Description: "page-table locks; va i is under PTL i%ptls (at most pages; must equal pages when mms > 1)"},
 		{Name: "mms", Default: 1, Min: 1, Max: maxMMs,
-			Description: "address spaces whose pages the reclaimer unmaps (the syscall thread belongs to mm0)"},
+			Description: "address spaces whose pages are reclaimed (the syscall thread belongs to mm0)"},
 		{Name: "users", Default: 1, Min: 0, Max: maxUsers,
-			Description: "user threads, each on its own CPU, running mm u%mms"},
+			Description: "user tasks, each starting on a CPU of its own, running mm u%mms"},
 		{Name: "accesses", Default: 2, Min: 0, Max: 4,
-			Description: "memory accesses (read or write of any va of its mm) per user thread"},
-		{Name: "syscalls", Default: 4, Min: 0, Max: 4,
-			Description: "mprotect(PROT_READ) calls of the syscall thread, on mm0's vas in order"},
-		{Name: "width", Default: 2, Min: 1, Max: 4,
-			Description: "bits of the pending and flushed fields of tlb_flush_batched (15 in Linux); a wrap needs 2^width deferrals"},
+			Description: "memory accesses (read or write of any va of its mm) per user task"},
+		{Name: "reclaimers", Default: 2, Min: 1, Max: maxReclaimers,
+			Description: "reclaiming tasks, each on a CPU of its own with its own batch (tlb_ubc), on disjoint pages"},
+		{Name: "migrations", Default: 1, Min: 0, Max: 4,
+			Description: "times the user tasks together are scheduled out (their CPU switches to another process) and back in on a CPU running another process (a spare CPU is added when > 0)"},
+		{Name: "syscall", Default: 0, Min: 0, Max: len(programs) - 1,
+			Description: "the syscall thread's program: 0 mprotect, madvise(MADV_FREE), munmap, madvise(MADV_DONTNEED) in turn; 1 mprotect(PROT_READ) only; 2 munmap only; 3 MADV_DONTNEED only; 4 MADV_FREE only"},
+		{Name: "syscalls", Default: 3, Min: 0, Max: maxSyscalls,
+			Description: "calls of the syscall thread, on mm0's vas in turn"},
+		{Name: "large", Default: 1, Min: 0, Max: 1,
+			Description: "1: the va of the first MADV_FREE call is mapped by part of a large folio, which madvise splits after dropping the PTL"},
+		{Name: "width", Default: 0, Min: 0, Max: 4,
+			Description: "bits of the pending and flushed fields of tlb_flush_batched (15 in Linux); a wrap needs 2^width deferrals. 0: the variant's own, 1 for no-overflow-reset (its wrap then fits the default size), 2 for the others (the overflow reset then cannot cycle inside one drain at the default size)"},
 		{Name: "reuse", Default: 1, Min: 0, Max: 1,
-			Description: "1: an allocator hands each freed page to a new owner, who overwrites it"},
+			Description: "1: a freed page is handed to a new owner, who overwrites it"},
 		{Name: "bookkeeping", Default: 0, Min: 0, Max: 1,
 			Description: "1: also check flush-before-free and counter-sound, which fire where the bookkeeping is lost rather than at the harm"},
 	},
-	New: newMachine,
+	New:    newMachine,
+	Matrix: matrix,
+	Claims: claims,
 }

@@ -2,22 +2,27 @@ package batchunmap
 
 import (
 	"math/bits"
+	"strconv"
 
 	"github.com/protocheck/protocheck/model"
 )
 
-// stepReclaim runs one step of shrink_folio_list on CPU0, which reclaims
-// pages 0, 1, ... in order: try_to_unmap (TTU_BATCH_FLUSH), then, as every
+// stepReclaim runs one step of reclaimer k's shrink_folio_list, which
+// reclaims its pages (k, k+reclaimers, ...) in order with its own batch
+// (current->tlb_ubc): try_to_unmap (TTU_BATCH_FLUSH), then, as every
 // anonymous page is dirty once add_to_swap has run, try_to_unmap_flush_dirty
 // and pageout, and, when the folio batch is full or at the end,
 // try_to_unmap_flush and free_unref_folios. Writeback is taken to complete
-// at once, so a page is freed in the pass that wrote it.
-func (s *state) stepReclaim(x *model.Exec) {
-	c, r := s.c, &s.r
+// at once, so a page is freed in the pass that wrote it. The folio lock,
+// which shrink_folio_list takes before try_to_unmap, is taken with the
+// page-table lock here: nothing of the model happens between the two.
+func (s *state) stepReclaim(x *model.Exec, k int) {
+	c, r := s.c, &s.r[k]
 	if r.pc == rDone {
 		x.Done()
 		return
 	}
+	cpu := c.cpuR[k]
 	va := int(r.page)
 	mm := c.mmOf[va]
 	l := c.ptlOf(va)
@@ -41,44 +46,90 @@ func (s *state) stepReclaim(x *model.Exec) {
 
 	case rClear:
 		r.pteval = uint8(x.Xchg(s.mem, c.pteAddr(va), 0))
-		if x.Labelling() {
-			x.Labelf("try_to_unmap_one: ptep_get_and_clear pte[%d] (%s)", va, describePTE(r.pteval))
-		}
-		s.page[va] = pgUnmapped
 		present := r.pteval&bPresent != 0
-		if present {
-			x.Count(mUnmapped, 1)
+		if x.Labelling() {
+			if present {
+				x.Labelf("try_to_unmap_one: ptep_get_and_clear pte[%d] (%s)", va, describePTE(r.pteval))
+			} else {
+				x.Labelf("try_to_unmap_one: page_vma_mapped_walk finds pte[%d] none: the page is mapped no more", va)
+			}
+		}
+		if s.page[va] == pgMapped {
+			s.page[va] = pgUnmapped
 		}
 		switch {
-		case !c.batched:
-			r.pc = rFlushRange
-		case present: // pte_accessible: only a present PTE can be cached
-			r.pc = rAddPending
-		default:
+		case !present:
 			r.pc = rUnlock
+		case !c.batched:
+			x.Count(mUnmapped, 1)
+			r.pc = rFlushRange
+		default: // pte_accessible: a present PTE may be cached
+			x.Count(mUnmapped, 1)
+			r.pc = rAddPending
+			if c.arch == archX86 {
+				r.pc = rIncGen
+			}
 		}
 
 	case rFlushRange:
-		mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
-		s.flushVA(x, va, mask)
-		round(x, cpuReclaim, mask)
-		if x.Labelling() {
-			x.Labelf("try_to_unmap_one: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+		// flush_tlb_range under the PTL.
+		switch c.arch {
+		case archRISCV:
+			mask := s.flushRangeMask(x, mm, va)
+			countRound(x, cpu, mask)
+			if x.Labelling() {
+				x.Labelf("try_to_unmap_one: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+			}
+			r.pc = s.afterUnmap(r)
+		case archARM64:
+			s.broadcastVA(x, va)
+			x.Count(mFlushRounds, 1)
+			x.Count(mTLBI, 1)
+			x.Count(mDSB, 1)
+			if x.Labelling() {
+				x.Labelf("try_to_unmap_one: flush_tlb_range va%d: tlbi vale1is; dsb(ish)", va)
+			}
+			r.pc = s.afterUnmap(r)
+		default:
+			targets, trimmed := s.x86Start(x, &r.rnd, rkRange, mm, va, cpu, 0)
+			countRound(x, cpu, targets)
+			if x.Labelling() {
+				x.Labelf("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(s.genNow(mm), targets, trimmed))
+			}
+			s.afterStart(r.rnd.pend, &r.pc, &r.ret, s.afterUnmap(r), rRound)
 		}
-		r.pc = rUnlock
+
+	case rIncGen:
+		g := s.incGen(x, mm)
+		if x.Labelling() {
+			x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: inc_mm_tlb_gen → %d", g)
+		}
+		r.pc = rAddPending
 
 	case rAddPending:
-		mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
-		if x.Labelling() {
-			x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: batch cpumask %s |= mm_cpumask %s; flush_required = true", cpus(r.mask), cpus(mask))
+		if c.arch == archARM64 {
+			// __flush_tlb_range_nosync: dsb(ishst); tlbi vale1is, with no
+			// trailing DSB: the invalidation is in flight until this CPU's
+			// next DSB.
+			r.inflight |= 1 << uint(va)
+			x.Touch(c.tlbName[cpu], true)
+			x.Count(mTLBI, 1)
+			if x.Labelling() {
+				x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: dsb(ishst); tlbi vale1is va%d (in flight); flush_required = true", va)
+			}
+		} else {
+			mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
+			if x.Labelling() {
+				x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: batch cpumask %s |= mm_cpumask %s; flush_required = true", cpus(r.mask), cpus(mask))
+			}
+			r.mask |= mask
 		}
-		r.mask |= mask
 		r.flushReq = true
 		switch {
 		case c.boolFlag:
 			r.pc = rSetBool
 		case !c.counter: // no tlb_flush_batched before 3ea277194daa
-			s.finishDefer()
+			s.finishDefer(r)
 		case c.overflowSafe:
 			r.pc = rRead
 		default: // the unreset counter only needs the atomic_inc
@@ -115,31 +166,66 @@ func (s *state) stepReclaim(x *model.Exec) {
 				s.note = note{kind: noteWrapped, va: uint8(va), word: uint16(now)}
 			}
 		}
-		s.finishDefer()
+		s.finishDefer(r)
 
 	case rSetBool:
 		x.Store(s.mem, c.batchedAddr(mm), 1)
 		x.Label("set_tlb_ubc_flush_pending: mm->tlb_flush_batched = true")
-		s.finishDefer()
+		s.finishDefer(r)
+
+	case rRestore:
+		// The MADV_FREE page check: the folio was redirtied, so it is not
+		// discarded: set_ptes puts the PTE back and try_to_unmap fails.
+		x.Store(s.mem, c.pteAddr(va), uint64(r.pteval))
+		s.page[va] = pgMapped
+		s.lazy &^= 1 << uint(va)
+		if x.Labelling() {
+			x.Labelf("try_to_unmap_one: lazyfree folio redirtied: set_ptes pte[%d] (%s) back, folio_set_swapbacked, walk_abort", va, describePTE(r.pteval))
+		}
+		r.pc = rUnlock
 
 	case rUnlock:
 		x.Unlock(&s.ptl[l], lname)
+		kept := s.page[va] == pgMapped
 		if x.Labelling() {
-			x.Label("try_to_unmap_one: spin_unlock " + lname)
+			what := ""
+			if kept {
+				what = "; try_to_unmap failed: the folio is kept"
+			}
+			x.Label("try_to_unmap_one: spin_unlock " + lname + what)
 		}
-		r.pc = rPageout
-		if c.flushDirty && r.writable {
+		switch {
+		case kept:
+			s.nextPage(r)
+		case s.discard(r):
+			r.pc = rPageout // discarded, not written: no flush_dirty
+		case c.flushDirty && r.writable:
 			r.pc = rFlushDirty
+		default:
+			r.pc = rPageout
 		}
 
 	case rFlushDirty:
 		if x.Labelling() {
-			x.Label("try_to_unmap_flush_dirty: writable: arch_tlbbatch_flush → CPUs " + cpus(r.mask))
+			x.Label("try_to_unmap_flush_dirty: writable: " + s.describeBatchFlush(r))
 		}
-		s.batchFlush(x)
-		r.pc = rPageout
+		s.batchFlush(x, k, rPageout)
 
 	case rPageout:
+		if s.discard(r) {
+			if x.Labelling() {
+				if s.lazy&(1<<uint(va)) != 0 {
+					x.Labelf("shrink_folio_list: clean lazyfree folio %d discarded without pageout", va)
+				} else {
+					x.Labelf("shrink_folio_list: folio %d is mapped no more (zapped): freed without pageout", va)
+				}
+			}
+			s.lazy &^= 1 << uint(va)
+			x.Touch(c.pageName[va], true)
+			r.queued |= 1 << uint(va)
+			s.nextPage(r)
+			return
+		}
 		if x.Labelling() {
 			nested := ""
 			if c.nestedReset {
@@ -160,60 +246,183 @@ func (s *state) stepReclaim(x *model.Exec) {
 			r.flushReq = false
 		}
 		r.queued |= 1 << uint(va)
-		switch {
-		case bits.OnesCount8(r.queued) < c.batch && va+1 < c.pages:
-			r.page++
-			r.pc = rLock
-		case r.flushReq:
-			r.pc = rFlush
-		default: // try_to_unmap_flush returns at once: no step of its own
-			r.pc = rFree
-		}
+		s.nextPage(r)
 
 	case rFlush:
 		if x.Labelling() {
-			x.Label("try_to_unmap_flush: arch_tlbbatch_flush → CPUs " + cpus(r.mask))
+			x.Label("try_to_unmap_flush: " + s.describeBatchFlush(r))
 		}
-		s.batchFlush(x)
-		r.pc = rFree
+		s.batchFlush(x, k, rFree)
 
 	case rFree:
 		if x.Labelling() {
-			x.Label("free_unref_folios: free " + pageSet(r.queued))
+			x.Label("free_unref_folios: free " + pageSet(r.queued) + s.describeHeld(r.queued))
 		}
 		x.Touch("free lists", true)
 		for p := 0; p < c.pages; p++ {
-			if r.queued&(1<<uint(p)) != 0 {
-				s.page[p] = pgFreed
+			if r.queued&(1<<uint(p)) == 0 {
+				continue
 			}
+			if s.s.page && int(c.sysAddr[s.s.op]) == p {
+				// An mmu_gather still holds a reference: the page is freed
+				// when the gather releases it.
+				s.page[p] = pgHeld
+				continue
+			}
+			s.freePage(x, p)
 		}
 		r.queued = 0
-		r.page++
+		r.page += uint8(c.reclaimers)
 		r.pc = rLock
-		if int(r.page) == c.pages {
+		if int(r.page) >= c.pages {
 			r.pc = rDone
 		}
+
+	case rRound:
+		h := s.x86Handle(x, &r.rnd)
+		if x.Labelling() {
+			x.Labelf("%s IPI: flush_tlb_func on %s", roundName(h.rnd.kind), c.describeHandled(h, s.genNow(int(h.rnd.mm))))
+		}
+		if r.rnd.pend == 0 {
+			r.pc, r.ret = r.ret, 0
+		}
 	}
+}
+
+// nextPage moves the reclaimer on from its page: to its next page while
+// the free batch has room, else to try_to_unmap_flush and the free.
+func (s *state) nextPage(r *reclaimer) {
+	c := s.c
+	r.pteval = 0 // dead from here
+	last := int(r.page)+c.reclaimers >= c.pages
+	switch {
+	case bits.OnesCount8(r.queued) < c.batch && !last:
+		r.page += uint8(c.reclaimers)
+		r.pc = rLock
+	case r.queued == 0:
+		// Nothing to free (the last page was kept).
+		r.pc = rDone
+		if !last {
+			r.page += uint8(c.reclaimers)
+			r.pc = rLock
+		}
+	case r.flushReq:
+		r.pc = rFlush
+	default: // try_to_unmap_flush returns at once: no step of its own
+		r.pc = rFree
+	}
+}
+
+// discard reports whether the reclaimer frees its page without pageout:
+// a clean lazyfree folio (MADV_FREE) is discarded, and a folio whose PTE
+// a zap already cleared has no mapping left to swap it back in for, so
+// whether it is written out changes nothing anyone can read.
+func (s *state) discard(r *reclaimer) bool {
+	return s.lazy&(1<<r.page) != 0 || r.pteval&bPresent == 0
+}
+
+// afterUnmap is where try_to_unmap_one goes once the PTE is cleared and its
+// flush deferred or done: the MADV_FREE page check restores the PTE of a
+// redirtied lazyfree folio.
+func (s *state) afterUnmap(r *reclaimer) uint8 {
+	if s.lazy&(1<<r.page) != 0 && r.pteval&bDirty != 0 {
+		return rRestore
+	}
+	return rUnlock
+}
+
+// freePage drops the last reference to page p: it goes back to the
+// allocator, and with reuse a new owner overwrites it at once (the
+// earliest a reused page can change: a stale access to a freed page
+// already violates no-use-after-free, and a separate allocator step would
+// only let a stale read return the old contents a little longer).
+func (s *state) freePage(x *model.Exec, p int) {
+	x.Touch(s.c.pageName[p], true)
+	s.page[p] = pgFreed
+	if s.c.reuse {
+		s.page[p] = pgReused
+		s.val[p] = reusedVal
+	}
+}
+
+// reusedVal is what a page's new owner writes; no user task writes it.
+const reusedVal = 9
+
+func (s *state) describeHeld(queued uint8) string {
+	if s.s.page && queued&(1<<s.c.sysAddr[s.s.op]) != 0 {
+		va := int(s.c.sysAddr[s.s.op])
+		return " (the mmu_gather of " + callName(s.c.sysKind[s.s.op], va) + " still holds page " + strconv.Itoa(va) + ")"
+	}
+	if s.c.reuse {
+		return "; the allocator hands them to a new owner, who writes 9"
+	}
+	return ""
 }
 
 // finishDefer ends set_tlb_ubc_flush_pending: a dirty PTE makes the batch
 // writable, so that try_to_unmap_flush_dirty flushes before IO starts.
-func (s *state) finishDefer() {
-	if s.r.pteval&bDirty != 0 {
-		s.r.writable = true
+func (s *state) finishDefer(r *reclaimer) {
+	if r.pteval&bDirty != 0 {
+		r.writable = true
 	}
-	s.r.pc = rUnlock
+	r.word = 0 // dead from here: forgotten, so states differ only in what matters
+	r.pc = s.afterUnmap(r)
 }
 
-// batchFlush is arch_tlbbatch_flush on the batch cpumask followed by the
-// reset of the batch (riscv before 3951f6add519 keeps the cpumask).
-func (s *state) batchFlush(x *model.Exec) {
-	r := &s.r
-	s.flushAll(x, r.mask)
-	round(x, cpuReclaim, r.mask)
+// batchFlush is try_to_unmap_flush's arch_tlbbatch_flush and the reset of
+// the batch; the reclaimer continues at next. riscv flushes every ASID on
+// the batch cpumask and clears it (not before 3951f6add519); x86 sends its
+// flush_tlb_func IPIs to the batch cpumask, a step per target; arm64's
+// dsb(ish) completes the TLBIs this CPU issued.
+func (s *state) batchFlush(x *model.Exec, k int, next uint8) {
+	c, r := s.c, &s.r[k]
+	cpu := c.cpuR[k]
+	r.pc = next
+	switch c.arch {
+	case archRISCV:
+		s.flushAllMask(x, r.mask)
+		countRound(x, cpu, r.mask)
+	case archARM64:
+		s.dsb(x, r)
+		x.Count(mFlushRounds, 1)
+		x.Count(mDSB, 1)
+	default:
+		targets, _ := s.x86Start(x, &r.rnd, rkBatch, 0, 0, cpu, r.mask)
+		countRound(x, cpu, targets)
+		s.afterStart(r.rnd.pend, &r.pc, &r.ret, next, rRound)
+	}
 	x.Count(mBatchTargets, int64(bits.OnesCount8(r.mask)))
-	if !s.c.stickyMask {
+	if !c.stickyMask {
 		r.mask = 0
 	}
 	r.flushReq, r.writable = false, false
+}
+
+// afterStart moves a thread that started an x86 round to its handler
+// steps, or on to next when no handler is left to run.
+func (s *state) afterStart(pend uint8, pc, ret *uint8, next, round uint8) {
+	*pc = next
+	if pend != 0 {
+		*ret, *pc = next, round
+	}
+}
+
+// describeBatchFlush is the label of arch_tlbbatch_flush.
+func (s *state) describeBatchFlush(r *reclaimer) string {
+	switch s.c.arch {
+	case archARM64:
+		return "arch_tlbbatch_flush: dsb(ish) completes this CPU's TLBIs for " + pageSet(r.inflight)
+	case archX86:
+		return "arch_tlbbatch_flush: flush_tlb_multi(batch cpumask " + cpus(r.mask) + ", mm NULL, full)"
+	}
+	return "arch_tlbbatch_flush → CPUs " + cpus(r.mask)
+}
+
+// describeStart is the label of an x86 round's first step.
+func (c *config) describeStart(gen int, targets uint8, trimmed bool) string {
+	s := "inc_mm_tlb_gen → " + strconv.Itoa(gen) + ", flush_tlb_multi → CPUs " + cpus(targets)
+	if trimmed {
+		s += " (should_trim_cpumask)"
+	}
+	return s
 }

@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-var correctVariants = []string{Immediate, Generation, RiscvStickyMask}
+var correctVariants = []string{Immediate, Generation, RiscvStickyMask, X86, ARM64}
 
 // rapid draws the schedule (0 = keep running the current thread) and a
 // few sizes; no execution of a correct variant violates anything,
@@ -20,9 +20,14 @@ func TestRapidCorrectVariants(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		v := rapid.SampledFrom(correctVariants).Draw(rt, "variant")
 		p := model.Params{
-			"users":    rapid.IntRange(1, 2).Draw(rt, "users"),
-			"accesses": rapid.IntRange(1, 3).Draw(rt, "accesses"),
-			"batch":    rapid.IntRange(1, 4).Draw(rt, "batch"),
+			"users":      rapid.IntRange(1, 2).Draw(rt, "users"),
+			"accesses":   rapid.IntRange(1, 3).Draw(rt, "accesses"),
+			"batch":      rapid.IntRange(1, 2).Draw(rt, "batch"),
+			"pages":      rapid.IntRange(2, 3).Draw(rt, "pages"),
+			"migrations": rapid.IntRange(0, 2).Draw(rt, "migrations"),
+			"syscall":    rapid.IntRange(0, 4).Draw(rt, "syscall"),
+			"syscalls":   rapid.IntRange(0, 2).Draw(rt, "syscalls"),
+			"width":      3, // two reclaimers cycle a 2-bit counter inside a drain at 3 pages (TestGenerationABA)
 		}
 		m, _, err := Protocol.Instantiate(v, p)
 		if err != nil {
@@ -51,12 +56,12 @@ func TestRapidCorrectVariants(t *testing.T) {
 }
 
 // slowUsers is a seeded random picker for this machine's shape. explorer's
-// random strategy is uniform over choices, so a user thread, with one
+// random strategy is uniform over choices, so a user task, with one
 // choice per (va, read/write), takes almost every early step and finishes
-// its accesses before reclaim has unmapped anything (5000 such walks find
-// none of the bugs). Here a user access is taken with probability 1/16 per
-// step, so the accesses spread over the whole execution; otherwise a
-// kernel thread is picked uniformly.
+// its accesses before reclaim has unmapped anything. Here a user step is
+// taken with probability 1/16 per step, so the accesses spread over the
+// whole execution; otherwise a kernel thread is picked uniformly, then
+// one of its alternatives (x86's should_trim_cpumask draws).
 func slowUsers(rng *rand.Rand, c *config) explorer.Picker {
 	isUser := func(t int) bool { return t >= c.tUser0 && t < c.tUser0+c.users }
 	return func(en []model.Choice, _ int) model.Choice {
@@ -76,31 +81,34 @@ func slowUsers(rng *rand.Rand, c *config) explorer.Picker {
 			return users[rng.IntN(len(users))]
 		}
 		t := threads[rng.IntN(len(threads))]
+		var alts []model.Choice
 		for _, ch := range kernel {
 			if ch.Thread == t {
-				return ch // kernel threads have one alternative
+				alts = append(alts, ch)
 			}
 		}
-		panic("unreachable")
+		return alts[rng.IntN(len(alts))]
 	}
 }
 
-// Seeded random walks find the reclaimer's own bugs too, with the property
-// bfs finds. The three tlb_flush_batched bugs are not in this test: their
-// races need the reclaimer to stall between spin_unlock and
-// try_to_unmap_flush_dirty (a dirty deferral is flushed right there) while
-// the syscall thread runs a whole mprotect and the user writes, and 20000
-// walks of this picker, of uniform thread choice, of PCT (depth 4) or of
-// random per-thread speeds find none of them; bfs does, exhaustively.
+// Seeded random walks find the reclaimer's own bugs too, and D-bug8's
+// use-after-free through the CPU that switch_mm cleared, with a property
+// bfs would accept. The drain bugs (no-pending-flush, bool-flag,
+// no-overflow-reset, madvise-retake, arm64-dsb-only) are not in this test:
+// their races need a syscall to run its whole call between a reclaimer's
+// PTE clear and its flush while the user task writes, and 20000 walks of
+// this picker from seed 1 find none of them; bfs does, exhaustively.
 func TestRandomFindsBugs(t *testing.T) {
 	for _, c := range []struct {
 		variant string
 		p       model.Params
 		walks   int // walks needed from seed 1
 	}{
-		{NestedReset, model.Params{"syscalls": 0}, 233},
-		{NoFlushDirty, model.Params{"syscalls": 0}, 190},
-		{NoFlushDirty, nil, 0}, // the default's four drains flush the stale entry away
+		{NestedReset, model.Params{"syscalls": 0}, 13},
+		{NoFlushDirty, model.Params{"syscalls": 0}, 686},
+		{NestedReset, nil, 892},
+		{NoFlushDirty, nil, 794},
+		{RiscvASIDClear, nil, 2562},
 	} {
 		v, _ := Protocol.Variant(c.variant)
 		m, _, err := Protocol.Instantiate(c.variant, c.p)
@@ -108,14 +116,14 @@ func TestRandomFindsBugs(t *testing.T) {
 			t.Fatal(err)
 		}
 		found := 0
-		for i := 0; i < 2000 && found == 0; i++ {
+		for i := 0; i < 3000 && found == 0; i++ {
 			rng := rand.New(rand.NewPCG(1, uint64(i)))
 			w := explorer.RunWalk(m, slowUsers(rng, m.(*machine).c), 1000)
 			if w.Violation == nil {
 				continue
 			}
-			if w.Violation.Property != v.Expect {
-				t.Errorf("%s: walk %d violates %s, want %s", v.Name, i, w.Violation, v.Expect)
+			if !v.Accepts(w.Violation.Property) {
+				t.Errorf("%s: walk %d violates %s, want %s or %v", v.Name, i, w.Violation, v.Expect, v.AlsoViolates)
 			}
 			found = i + 1
 		}

@@ -19,7 +19,13 @@ const (
 	// the mprotect call: from then on a write may fault, until mprotect
 	// returns a write may still succeed through an old TLB entry.
 	opProtect
+	opMunmap
+	opDontneed
+	opFree
 )
+
+// callOps is the operation of each syscall kind.
+var callOps = [...]opKind{kMprotect: opMprotect, kMadvFree: opFree, kMunmap: opMunmap, kMadvDontneed: opDontneed}
 
 // protectClient is the porcupine client of opProtect events: mprotect's
 // own client has the mprotect call in flight.
@@ -37,7 +43,7 @@ type result uint8
 const (
 	resOK   result = iota
 	resSEGV        // write to a read-only mapping
-	resSwap        // fault on a swapped-out page: swap-in is not modelled
+	resSwap        // fault on a swapped-out or zapped page: the fault's outcome is not modelled
 )
 
 type memOut struct {
@@ -53,6 +59,12 @@ func (i memIn) String() string {
 		return fmt.Sprintf("write(va%d, %d)", i.VA, i.Val)
 	case opProtect:
 		return fmt.Sprintf("pte[%d] made read-only", i.VA)
+	case opMunmap:
+		return fmt.Sprintf("munmap(va%d)", i.VA)
+	case opDontneed:
+		return fmt.Sprintf("madvise(va%d, MADV_DONTNEED)", i.VA)
+	case opFree:
+		return fmt.Sprintf("madvise(va%d, MADV_FREE)", i.VA)
 	}
 	return fmt.Sprintf("mprotect(va%d, PROT_READ)", i.VA)
 }
@@ -62,7 +74,7 @@ func (o memOut) String() string {
 	case resSEGV:
 		return "SIGSEGV"
 	case resSwap:
-		return "swap fault"
+		return "page fault (not modelled)"
 	}
 	return fmt.Sprint(o.Val)
 }
@@ -72,6 +84,11 @@ func (o memOut) String() string {
 type vaState struct {
 	val  uint8
 	prot protection
+	// gone: munmap returned; every access faults.
+	gone bool
+	// maybeZero: MADV_FREE returned and nothing was written since: the
+	// kernel may have discarded the page, so a read may return 0.
+	maybeZero bool
 }
 
 // protection is a va's write permission as the process may observe it.
@@ -127,29 +144,51 @@ func memorySpec() *model.Spec {
 				out := output.(memOut)
 				switch in.Op {
 				case opRead:
-					return out.Res == resSwap || out.Res == resOK && out.Val == v.val, v
+					if out.Res == resSwap {
+						return true, v
+					}
+					return out.Res == resOK && !v.gone && (out.Val == v.val || v.maybeZero && out.Val == 0), v
 				case opWrite:
 					switch out.Res {
 					case resSwap:
 						return true, v
 					case resSEGV:
-						return v.prot != writable, v
+						return v.prot != writable || v.gone, v
 					}
-					if v.prot == readOnly {
+					if v.prot == readOnly || v.gone {
 						return false, v
 					}
-					return true, vaState{val: in.Val, prot: v.prot}
+					v.val, v.maybeZero = in.Val, false
+					return true, v
 				case opProtect:
-					return true, vaState{val: v.val, prot: max(v.prot, protecting)}
+					v.prot = max(v.prot, protecting)
+					return true, v
+				case opMunmap:
+					v.gone = true
+					return true, v
+				case opDontneed:
+					v.val, v.maybeZero = 0, false
+					return true, v
+				case opFree:
+					v.maybeZero = true
+					return true, v
 				}
-				return true, vaState{val: v.val, prot: readOnly}
+				v.prot = readOnly
+				return true, v
 			},
 			DescribeOperation: func(input, output interface{}) string {
 				return fmt.Sprintf("%v -> %v", input, output)
 			},
 			DescribeState: func(st interface{}) string {
 				v := st.(vaState)
-				return fmt.Sprintf("%d (%s)", v.val, [...]string{"rw", "pte ro, flush pending", "ro"}[v.prot])
+				s := fmt.Sprintf("%d (%s)", v.val, [...]string{"rw", "pte ro, flush pending", "ro"}[v.prot])
+				if v.maybeZero {
+					s += " or 0 (MADV_FREE)"
+				}
+				if v.gone {
+					s = "unmapped"
+				}
+				return s
 			},
 		},
 	}

@@ -22,7 +22,7 @@ func TestWalksKeepTheStepContract(t *testing.T) {
 		walks = 8
 	}
 	for _, v := range Protocol.Variants {
-		for _, p := range []model.Params{nil, {"syscalls": 0}, {"bookkeeping": 1, "users": 2, "batch": 2}, {"mms": 2, "pages": 2, "ptls": 2, "users": 2, "syscalls": 2}} {
+		for _, p := range []model.Params{nil, {"syscalls": 0}, {"bookkeeping": 1, "users": 2, "batch": 1, "pages": 3, "migrations": 2}, {"mms": 2, "pages": 2, "ptls": 2, "users": 2, "syscalls": 2}, {"reclaimers": 1, "pages": 4, "syscall": 3, "syscalls": 4}} {
 			m, _, err := Protocol.Instantiate(v.Name, p)
 			if err != nil {
 				t.Fatal(err)
@@ -70,6 +70,8 @@ func TestRoundTrip(t *testing.T) {
 		p       model.Params
 	}{
 		{Generation, nil},
+		{X86, model.Params{"migrations": 2, "users": 2, "mms": 2, "pages": 4, "ptls": 4}},
+		{ARM64, model.Params{"bookkeeping": 1, "users": 2}},
 		{BoolFlag, model.Params{"bookkeeping": 1, "users": 2}},
 		{NestedReset, model.Params{"syscalls": 0, "batch": 2}},
 		{RiscvStickyMask, model.Params{"mms": 3, "pages": 3, "ptls": 3, "users": 3, "width": 4}},
@@ -101,7 +103,7 @@ func TestDecodeRejectsMalformedKeys(t *testing.T) {
 	key := m.Init().AppendKey(nil)
 	// A state whose TLB, page contents and accesses are not zero: user0
 	// wrote va0.
-	ex, err := explorer.Execute(m, []model.Choice{{Thread: 2, Alt: 1}})
+	ex, err := explorer.Execute(m, []model.Choice{{Thread: m.(*machine).c.tUser0, Alt: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,41 +6,68 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// stepSyscall runs one step of the syscall thread on CPU1: a sequence of
-// mprotect(va, PROT_READ) calls, each one change_pte_range over one PTE
-// under its page-table lock. The range flush is issued under the lock; the
-// kernel issues it after dropping the lock (with mm->tlb_flush_pending
-// raised), which changes nothing for the properties checked here because
-// reclaim only ever removes rights.
+// sEnd is a continuation, not a pc: the call returns in the step that
+// reaches it.
+const sEnd = sDone + 1
+
+// stepSyscall runs one step of the syscall thread on CPU1, a thread of mm0
+// that makes its program's calls one after another, each on one va:
+//
+//   - mprotect(va, PROT_READ): do_mprotect_pkey gathers (tlb_gather_mmu),
+//     change_pte_range takes the PTL, drains (flush_tlb_batched_pending),
+//     write-protects a present PTE and records its flush in the gather,
+//     drops the PTL; tlb_finish_mmu flushes after the PTL is dropped.
+//   - munmap(va) and madvise(va, MADV_DONTNEED): zap_pte_range takes the
+//     PTL, drains, clears a present PTE, records its flush and gathers
+//     the page (the gather's reference keeps it from being freed), drops
+//     the PTL; tlb_finish_mmu flushes, then releases the page.
+//   - madvise(va, MADV_FREE): madvise_free_pte_range takes the PTL,
+//     drains, and on a present PTE of a large folio drops the PTL to split
+//     it, re-takes it and drains again (383c4613c67c; not before it);
+//     a present dirty PTE is cleaned and its flush recorded, a swap entry
+//     is freed and cleared with no flush; tlb_finish_mmu flushes after the
+//     PTL is dropped.
+//
+// mm->tlb_flush_pending, which tlb_gather_mmu raises and tlb_finish_mmu
+// lowers around the flush, is not modelled: its readers are x86's
+// pte_accessible on PROT_NONE PTEs, mm_tlb_flush_nested with two gathers
+// of one mm at once, and KSM, none of which the model has, so its
+// increment and decrement would be steps no other step observes.
 func (s *state) stepSyscall(x *model.Exec) {
 	c, sc := s.c, &s.s
 	if sc.pc == sDone {
 		x.Done()
 		return
 	}
-	va := c.sysAddrs[sc.op]
+	va := int(c.sysAddr[sc.op])
+	kind := c.sysKind[sc.op]
 	mm := c.mmOf[va]
 	l := c.ptlOf(va)
 	lname := c.ptlName[l]
+	fn := ptlFunc[kind]
 	switch sc.pc {
 	case sLock:
-		// A held PTL blocks the step before mprotect's call is recorded.
+		// A held PTL blocks the step before the call is recorded.
 		if !s.ptl[l].Free() {
 			x.Block()
 			if x.Labelling() {
-				x.Labelf("%s (%s) for mprotect", lname, s.lockHolder(l))
+				x.Labelf("%s (%s) for %s", lname, s.lockHolder(l), callName(kind, va))
 			}
 			return
 		}
-		if x.Recording() {
-			x.Call(c.tSyscall, memIn{Op: opMprotect, VA: uint8(va)})
+		if x.Recording() && !sc.retaken {
+			x.Call(c.tSyscall, memIn{Op: callOps[kind], VA: uint8(va)})
 		}
 		x.Lock(&s.ptl[l], lname)
 		if x.Labelling() {
-			x.Labelf("change_pte_range: spin_lock %s (mprotect va%d PROT_READ)", lname, va)
+			if sc.retaken {
+				x.Labelf("%s: pte_offset_map_lock %s again after split_folio", fn, lname)
+			} else {
+				x.Labelf("%s: pte_offset_map_lock %s (%s)", fn, lname, callName(kind, va))
+			}
 		}
 		sc.pc = sPTE
-		if c.drain {
+		if c.drain && (!sc.retaken || c.retakeDrain) {
 			sc.pc = sDrainRead
 		}
 
@@ -56,19 +83,46 @@ func (s *state) stepSyscall(x *model.Exec) {
 		}
 
 	case sDrainFlush:
-		mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
-		s.flushMM(x, mm, mask)
-		round(x, cpuSyscall, mask)
 		x.Count(mDrain, 1)
-		if x.Labelling() {
-			why := "tlb_flush_batched true"
-			if !c.boolFlag {
-				w := uint64(sc.word)
-				why = fmt.Sprintf("pending %d != flushed %d", c.pending(w), c.flushed(w))
-			}
-			x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s) → CPUs %s", why, cpus(mask))
+		why := "tlb_flush_batched true"
+		if !c.boolFlag && x.Labelling() {
+			w := uint64(sc.word)
+			why = fmt.Sprintf("pending %d != flushed %d", c.pending(w), c.flushed(w))
 		}
 		sc.pc = sDrainClear
+		switch {
+		case c.arch == archRISCV:
+			mask := s.flushMMMask(x, mm)
+			countRound(x, cpuSyscall, mask)
+			if x.Labelling() {
+				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s) → CPUs %s", why, cpus(mask))
+			}
+		case c.arch == archARM64 && c.dsbOnly:
+			// arch_flush_tlb_batched_pending before 4b634918384c: a DSB on
+			// this CPU, which completes only the TLBIs this CPU issued.
+			x.Count(mFlushRounds, 1)
+			x.Count(mDSB, 1)
+			x.Touch(c.tlbName[cpuSyscall], true)
+			s.noteDSBOnly()
+			if x.Labelling() {
+				x.Labelf("flush_tlb_batched_pending: arch_flush_tlb_batched_pending (%s): dsb(ish) on CPU1", why)
+			}
+		case c.arch == archARM64:
+			s.broadcastMM(x, mm)
+			x.Count(mFlushRounds, 1)
+			x.Count(mTLBI, 1)
+			x.Count(mDSB, 1)
+			if x.Labelling() {
+				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s): dsb(ishst); tlbi aside1is; dsb(ish)", why)
+			}
+		default:
+			targets, _ := s.x86Start(x, &sc.rnd, rkMM, mm, 0, cpuSyscall, 0)
+			countRound(x, cpuSyscall, targets)
+			if x.Labelling() {
+				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s): %s", why, c.describeStart(s.genNow(mm), targets, false))
+			}
+			s.afterStart(sc.rnd.pend, &sc.pc, &sc.ret, sDrainClear, sRound)
+		}
 
 	case sDrainClear:
 		if c.boolFlag {
@@ -91,59 +145,280 @@ func (s *state) stepSyscall(x *model.Exec) {
 		sc.pc = sPTE
 
 	case sPTE:
-		// ptep_modify_prot_start/commit as one step: both run under the
-		// PTL, and the start's xchg keeps a hardware dirty-bit update, so
-		// no other thread can tell them apart.
-		old := uint8(x.Load(s.mem, c.pteAddr(va)))
-		sc.needFlush = false
-		switch {
-		case old&bPresent == 0:
-			if x.Labelling() {
-				x.Labelf("change_pte_range: pte[%d] none (swap entry): nothing to change, nothing to flush", va)
-			}
-			s.noteSkipped(va)
-		case old&bWrite == 0:
-			if x.Labelling() {
-				x.Labelf("change_pte_range: pte[%d] already ro", va)
-			}
-		default:
-			x.CAS(s.mem, c.pteAddr(va), uint64(old), uint64(old&^bWrite))
-			if x.Recording() {
-				x.Call(protectClient, memIn{Op: opProtect, VA: uint8(va)})
-				x.Return(protectClient, memOut{Res: resOK})
-			}
-			if x.Labelling() {
-				x.Labelf("change_pte_range: pte[%d] %s → %s", va, describePTE(old), describePTE(old&^bWrite))
-			}
-			sc.needFlush = true
-		}
-		sc.pc = sUnlock
-		if sc.needFlush {
-			sc.pc = sFlush
-		}
+		s.stepPTE(x, va, kind)
 
-	case sFlush:
-		mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
-		s.flushVA(x, va, mask)
+	case sSplitUnlock:
+		x.Unlock(&s.ptl[l], lname)
 		if x.Labelling() {
-			x.Labelf("change_pte_range: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+			x.Labelf("madvise_free_pte_range: pte_unmap_unlock %s to split the large folio", lname)
 		}
-		sc.pc = sUnlock
+		sc.pc = sSplit
+
+	case sSplit:
+		// split_folio runs with the folio locked (taken by folio_trylock
+		// under the PTL): its unmap_folio, try_to_unmap_flush and
+		// remap_page leave pte[va] mapping the same page, now a small
+		// folio, and no other thread of the model can act on the folio
+		// meanwhile (a user access waits on the migration entry, a
+		// reclaimer's folio_trylock fails). So it is one step. The
+		// reclaimer's folio_trylock is not a step of the model (its
+		// spin_lock of the PTL stands for both): a trace may show a
+		// reclaimer taking this va's PTL, and even clearing its PTE, before
+		// this step. This step reads and writes nothing any reclaimer or
+		// user step reads or writes (the split flag is the syscall's own),
+		// so such an execution reaches the same states as the one with
+		// this step first, where the real folio lock is free. Its own
+		// deferral (try_to_migrate with TTU_BATCH_FLUSH) is flushed by its
+		// own try_to_unmap_flush inside it; the pending generation it adds
+		// to tlb_flush_batched is left out, which only removes flushes a
+		// later drain would make.
+		s.split = true
+		x.Touch(c.pageName[va], true)
+		if x.Labelling() {
+			x.Labelf("split_folio: the large folio at va%d becomes small; folio_unlock", va)
+		}
+		sc.retaken = true
+		sc.pc = sLock
 
 	case sUnlock:
 		x.Unlock(&s.ptl[l], lname)
-		if x.Recording() {
-			x.Return(c.tSyscall, memOut{Res: resOK})
+		if x.Labelling() {
+			x.Labelf("%s: pte_unmap_unlock %s%s", fn, lname, s.describeAfterUnlock())
+		}
+		switch {
+		case sc.gathered:
+			sc.pc = sFlush
+		case sc.page:
+			sc.pc = sRelease
+		default:
+			s.endCall(x)
+		}
+
+	case sFlush:
+		// tlb_finish_mmu → tlb_flush_mmu_tlbonly → flush_tlb_mm_range of
+		// the gathered page, after the PTL was dropped.
+		sc.gathered = false
+		next := uint8(sEnd)
+		if sc.page {
+			next = sRelease
+		}
+		switch c.arch {
+		case archRISCV:
+			mask := s.flushRangeMask(x, mm, va)
+			if x.Labelling() {
+				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d → CPUs %s%s", va, cpus(mask), s.describeReturn(next))
+			}
+		case archARM64:
+			s.broadcastVA(x, va)
+			if x.Labelling() {
+				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, s.describeReturn(next))
+			}
+		default:
+			targets, trimmed := s.x86Start(x, &sc.rnd, rkRange, mm, va, cpuSyscall, 0)
+			if sc.rnd.pend != 0 {
+				if x.Labelling() {
+					x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(s.genNow(mm), targets, trimmed))
+				}
+				sc.ret, sc.pc = next, sRound
+				return
+			}
+			if x.Labelling() {
+				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(s.genNow(mm), targets, trimmed), s.describeReturn(next))
+			}
+		}
+		s.continueAt(x, next)
+
+	case sRelease:
+		// tlb_batch_pages_flush → free_pages_and_swap_cache: the gather's
+		// reference goes; if the reclaimer already let go of the page,
+		// this frees it.
+		sc.page = false
+		x.Touch("free lists", true)
+		freed := s.page[va] == pgHeld
+		if freed {
+			s.freePage(x, va)
 		}
 		if x.Labelling() {
-			x.Labelf("change_pte_range: spin_unlock %s; mprotect(va%d) returns", lname, va)
+			what := "the reclaimer still holds it"
+			switch {
+			case freed && c.reuse:
+				what = "the last reference: freed, and the allocator hands it to a new owner, who writes 9"
+			case freed:
+				what = "the last reference: freed"
+			}
+			x.Labelf("tlb_finish_mmu: free_pages_and_swap_cache page %d (%s)%s", va, what, s.describeReturn(sEnd))
 		}
-		sc.returned |= 1 << uint(va)
-		sc.op++
-		sc.pc = sLock
-		if int(sc.op) == c.syscalls {
-			sc.pc = sDone
+		s.endCall(x)
+
+	case sRound:
+		h := s.x86Handle(x, &sc.rnd)
+		done := sc.rnd.pend == 0
+		if x.Labelling() {
+			ret := ""
+			if done {
+				ret = s.describeReturn(sc.ret)
+			}
+			x.Labelf("%s IPI: flush_tlb_func on %s%s", roundName(h.rnd.kind), c.describeHandled(h, s.genNow(int(h.rnd.mm))), ret)
 		}
+		if done {
+			next := sc.ret
+			sc.ret = 0
+			s.continueAt(x, next)
+		}
+	}
+}
+
+// continueAt moves the syscall thread on to pc next, ending the call in
+// this step when next is sEnd.
+func (s *state) continueAt(x *model.Exec, next uint8) {
+	if next == sEnd {
+		s.endCall(x)
+		return
+	}
+	s.s.pc = next
+}
+
+// describeReturn is the tail of the label of the step that ends a call.
+func (s *state) describeReturn(next uint8) string {
+	if next != sEnd {
+		return ""
+	}
+	c := s.c
+	return "; " + callName(c.sysKind[s.s.op], int(c.sysAddr[s.s.op])) + " returns"
+}
+
+func (s *state) describeAfterUnlock() string {
+	if s.s.gathered || s.s.page {
+		return ""
+	}
+	return s.describeReturn(sEnd)
+}
+
+// Functions that take the PTL, per syscall kind.
+var ptlFunc = [...]string{"change_pte_range", "madvise_free_pte_range", "zap_pte_range", "zap_pte_range"}
+
+// stepPTE examines and changes pte[va] under its PTL.
+func (s *state) stepPTE(x *model.Exec, va int, kind uint8) {
+	c, sc := s.c, &s.s
+	a := c.pteAddr(va)
+	old := uint8(x.Load(s.mem, a))
+	sc.pc = sUnlock
+	fn := ptlFunc[kind]
+	if old&bPresent == 0 {
+		// None, or the swap entry reclaim left: nothing to change and
+		// nothing to flush ("PTE none ⇒ not cached"), which only the
+		// drain makes true.
+		if x.Labelling() {
+			what := "nothing to change, nothing to flush"
+			if kind == kMadvFree || kind == kMunmap || kind == kMadvDontneed {
+				what = "free_swap_and_cache_nr, clear_not_present_full_ptes, nothing to flush"
+			}
+			x.Labelf("%s: pte[%d] none (swap entry): %s", fn, va, what)
+		}
+		s.mark(va, kind)
+		s.noteSkipped(va, kind)
+		return
+	}
+	switch kind {
+	case kMprotect:
+		if old&bWrite == 0 {
+			if x.Labelling() {
+				x.Labelf("change_pte_range: pte[%d] already ro", va)
+			}
+			break
+		}
+		// ptep_modify_prot_start/commit as one step: both run under the
+		// PTL, and the start's get-and-clear keeps a hardware dirty-bit
+		// update, so no other thread can tell them apart.
+		x.CAS(s.mem, a, uint64(old), uint64(old&^bWrite))
+		if x.Recording() {
+			x.Call(protectClient, memIn{Op: opProtect, VA: uint8(va)})
+			x.Return(protectClient, memOut{Res: resOK})
+		}
+		if x.Labelling() {
+			x.Labelf("change_pte_range: pte[%d] %s → %s; tlb_flush_pte_range records va%d", va, describePTE(old), describePTE(old&^bWrite), va)
+		}
+		sc.gathered = true
+	case kMunmap, kMadvDontneed:
+		x.Xchg(s.mem, a, 0)
+		if x.Labelling() {
+			x.Labelf("zap_pte_range: ptep_get_and_clear_full pte[%d] (%s); tlb_remove_tlb_entry records va%d; the mmu_gather takes page %d", va, describePTE(old), va, va)
+		}
+		sc.gathered, sc.page = true, true
+	case kMadvFree:
+		if va == c.largeVA && !s.split {
+			// folio_trylock succeeds: a reclaimer holds the folio lock only
+			// while it holds this PTL, or after it cleared the PTE.
+			x.Touch(c.pageName[va], true)
+			if x.Labelling() {
+				x.Labelf("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", va, describePTE(old))
+			}
+			sc.pc = sSplitUnlock
+			return
+		}
+		s.lazy |= 1 << uint(va)
+		if old&bDirty == 0 {
+			if x.Labelling() {
+				x.Labelf("madvise_free_pte_range: pte[%d] %s, clean: folio_mark_lazyfree, nothing to flush", va, describePTE(old))
+			}
+			break
+		}
+		x.CAS(s.mem, a, uint64(old), uint64(old&^bDirty))
+		if x.Labelling() {
+			x.Labelf("madvise_free_pte_range: clear_young_dirty_ptes pte[%d] %s → %s; tlb_remove_tlb_entries records va%d; folio_mark_lazyfree", va, describePTE(old), describePTE(old&^bDirty), va)
+		}
+		sc.gathered = true
+	}
+	s.mark(va, kind)
+}
+
+// mark records, on every TLB entry of va with more rights than the
+// syscall leaves it, that the entry is older than the syscall: a write
+// (mprotect, MADV_FREE) or an access (munmap, MADV_DONTNEED) through it
+// after the call returns breaks the call's postcondition.
+func (s *state) mark(va int, kind uint8) {
+	for i := 0; i < s.c.userCPUs; i++ {
+		p := &s.tlb[i*s.c.pages+va]
+		if *p == 0 {
+			continue
+		}
+		switch kind {
+		case kMprotect:
+			if *p&bWrite == 0 {
+				continue
+			}
+		case kMadvFree:
+			if *p&(bWrite|bDirty) != bWrite|bDirty {
+				continue
+			}
+		}
+		*p |= bCur
+	}
+}
+
+// endCall is the return of the current call to user space: the entries
+// its PTE change left behind now break its postcondition.
+func (s *state) endCall(x *model.Exec) {
+	c, sc := s.c, &s.s
+	va := int(c.sysAddr[sc.op])
+	level := uint8(bNoWrite)
+	if k := c.sysKind[sc.op]; k == kMunmap || k == kMadvDontneed {
+		level = bNoAccess
+	}
+	for i := 0; i < c.userCPUs; i++ {
+		p := &s.tlb[i*c.pages+va]
+		if *p&bCur != 0 {
+			*p = *p&^bCur | level
+		}
+	}
+	if x.Recording() {
+		x.Return(c.tSyscall, memOut{Res: resOK})
+	}
+	sc.retaken, sc.word = false, 0
+	sc.op++
+	sc.pc = sLock
+	if int(sc.op) == c.syscalls {
+		sc.pc = sDone
 	}
 }
 
@@ -158,7 +433,7 @@ func (s *state) noteBoolCleared(l, mm int) {
 		if s.c.mmOf[va] != mm || s.c.ptlOf(va) == l || s.staleCPUs(va) == 0 {
 			continue
 		}
-		if int(s.r.page) == va && (s.r.pc == rAddPending || s.r.pc == rSetBool) {
+		if s.deferring(va) {
 			continue // the flag is set after this store: nothing lost yet
 		}
 		s.note = note{kind: noteBoolCleared, va: uint8(va), ptl: uint8(l)}
@@ -166,15 +441,49 @@ func (s *state) noteBoolCleared(l, mm int) {
 	}
 }
 
-// noteSkipped records that mprotect trusted a none PTE while a CPU still
+// deferring reports whether a reclaimer has cleared va's PTE and not yet
+// set tlb_flush_batched for it.
+func (s *state) deferring(va int) bool {
+	for k := range s.r {
+		r := &s.r[k]
+		if int(r.page) == va && (r.pc == rAddPending || r.pc == rIncGen || r.pc == rSetBool) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteDSBOnly records the arm64 loss: the drain's DSB ran on the syscall
+// thread's CPU while a reclaimer's TLBI, issued on its own CPU, was still
+// in flight.
+func (s *state) noteDSBOnly() {
+	if s.note.kind != noteNone {
+		return
+	}
+	for k := range s.r {
+		if m := s.r[k].inflight; m != 0 {
+			va := 0
+			for m&(1<<uint(va)) == 0 {
+				va++
+			}
+			s.note = note{kind: noteDSBOnly, va: uint8(va), cpu: uint8(s.c.cpuR[k])}
+			return
+		}
+	}
+}
+
+// noteSkipped records that a syscall trusted a none PTE while a CPU still
 // caches va.
-func (s *state) noteSkipped(va int) {
+func (s *state) noteSkipped(va int, kind uint8) {
 	if s.note.kind != noteNone || s.staleCPUs(va) == 0 {
 		return
 	}
-	kind := uint8(noteNoFlush)
-	if !s.c.drain {
-		kind = noteNoDrain
+	n := note{kind: noteNoFlush, va: uint8(va), word: s.s.word, op: kind}
+	switch {
+	case !s.c.drain:
+		n.kind = noteNoDrain
+	case s.s.retaken && !s.c.retakeDrain:
+		n.kind = noteRetake
 	}
-	s.note = note{kind: kind, va: uint8(va), word: s.s.word}
+	s.note = n
 }

@@ -1,21 +1,89 @@
 package batchunmap
 
-import "github.com/protocheck/protocheck/model"
+import (
+	"fmt"
 
-// reusedVal is what a page's new owner writes; no user thread writes it.
-const reusedVal = 9
+	"github.com/protocheck/protocheck/model"
+)
 
-// stepUser runs one access of user thread u on its CPU: alternative alt
-// picks va userAddrs[u][alt/2] and a read (even) or a write (odd) of the
-// value u+1. A TLB miss walks the page table and fills the entry in the
-// same step as the access it serves: a fill never observed by an access
-// is harmless, and the window between a fill and a later use through the
-// entry is exercised by the thread's next access, which hits.
-func (s *state) stepUser(x *model.Exec, u, alt int) {
+// offCPU is a user task's CPU while it is scheduled out.
+const offCPU = 0xff
+
+// stepUser runs one step of user task u. On its CPU it draws an access
+// (alternative a < 2*len(addrs): va userAddrs[u][a/2], a read if a is even,
+// a write of u+1 if odd) or, for user0 while migrations are left, being
+// scheduled out (the last alternative): its CPU switches to another
+// process. Off CPU, it draws the CPU that schedules it in (among those
+// running another process, its old one included), which switches to its
+// mm. Only user0 migrates, so the CPUs it can draw change only by its own
+// steps; the other tasks stay on their CPUs.
+//
+// A TLB miss walks the page table and fills the entry in the same step as
+// the access it serves: a fill never observed by an access is harmless,
+// and the window between a fill and a later use through the entry is
+// exercised by the task's next access, which hits.
+func (s *state) stepUser(x *model.Exec, u int) {
 	c := s.c
-	cpu := c.cpuOf(u)
-	va := c.userAddrs[u][alt/2]
-	write := alt%2 == 1
+	if s.task[u] == offCPU {
+		s.scheduleIn(x, u)
+		return
+	}
+	if int(s.acc[u]) >= c.accesses {
+		x.Done()
+		return
+	}
+	n := 2 * len(c.userAddrs[u])
+	alts := n
+	if u == 0 && int(s.migrated) < c.migrations {
+		alts++
+	}
+	alt := x.Choose(alts)
+	if alt == n {
+		s.scheduleOut(x, u)
+		return
+	}
+	s.access(x, u, c.userAddrs[u][alt/2], alt%2 == 1)
+}
+
+// scheduleOut is schedule() on user task u's CPU switching to another
+// process: switch_mm(mm → another process's mm).
+func (s *state) scheduleOut(x *model.Exec, u int) {
+	c := s.c
+	cpu := int(s.task[u])
+	mm := u % c.mms
+	s.migrated++
+	s.task[u] = offCPU
+	s.switchOut(x, cpu, mm)
+	if x.Labelling() {
+		x.Labelf("schedule: %s leaves %s, which switches to another process: switch_mm(%s → other): %s", c.userName[u], c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchOut(cpu))
+	}
+}
+
+// scheduleIn is schedule() on a CPU running another process switching to
+// user task u: switch_mm(another process's mm → mm).
+func (s *state) scheduleIn(x *model.Exec, u int) {
+	c := s.c
+	var free [maxCPUs]int
+	n := 0
+	for i := 0; i < c.userCPUs; i++ {
+		if int(s.loaded[i]) == c.other() {
+			free[n] = c.userCPU0 + i
+			n++
+		}
+	}
+	cpu := free[x.Choose(n)]
+	mm := u % c.mms
+	s.task[u] = uint8(cpu)
+	sw := s.switchIn(x, cpu, mm)
+	if x.Labelling() {
+		x.Labelf("schedule: %s runs on %s: switch_mm(other → %s): %s", c.userName[u], c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchIn(cpu, sw))
+	}
+}
+
+// access is one read or write of va by user task u on its CPU.
+func (s *state) access(x *model.Exec, u, va int, write bool) {
+	c := s.c
+	cpu := int(s.task[u])
 	client := c.tUser0 + u
 	if x.Recording() {
 		in := memIn{Op: opRead, VA: uint8(va)}
@@ -28,31 +96,32 @@ func (s *state) stepUser(x *model.Exec, u, alt int) {
 	x.Touch(c.tlbName[cpu], true)
 	e := s.entry(cpu, va)
 	pa := c.pteAddr(va)
+	who := c.userName[u]
 	var out memOut
 	switch {
 	case e != 0 && (!write || e&bWrite != 0 && e&bDirty != 0):
 		if x.Labelling() {
-			x.Labelf("%s: %s va%d: TLB hit (%s)", c.userName[u], accessName(write), va, describePTE(e))
+			x.Labelf("%s on %s: %s va%d: TLB hit (%s)", who, c.cpuName[cpu], accessName(write), va, describeEntry(e))
 		}
-		out = s.access(x, u, va, write, e)
+		out = s.use(x, u, cpu, va, write, e)
 
 	case e != 0 && e&bWrite != 0:
 		// A clean writable entry: the CPU must write the dirty bit through
 		// to the PTE (the guarantee try_to_unmap_one's comment relies on),
-		// and faults if the PTE is gone.
+		// and faults if the PTE is gone or read-only.
 		pte := uint8(x.Load(s.mem, pa))
 		if pte&bPresent != 0 && pte&bWrite != 0 {
 			x.CAS(s.mem, pa, uint64(pte), uint64(pte|bDirty))
 			s.setEntry(cpu, va, e|bDirty)
 			if x.Labelling() {
-				x.Labelf("%s: write va%d: TLB hit (rw), walk sets pte[%d] dirty", c.userName[u], va, va)
+				x.Labelf("%s on %s: write va%d: TLB hit (%s), walk sets pte[%d] dirty", who, c.cpuName[cpu], va, describeEntry(e), va)
 			}
-			out = s.access(x, u, va, true, e|bDirty)
+			out = s.use(x, u, cpu, va, true, e|bDirty)
 			break
 		}
 		s.setEntry(cpu, va, 0)
 		if x.Labelling() {
-			x.Labelf("%s: write va%d: TLB hit (rw, clean) but pte[%d] %s: page fault", c.userName[u], va, va, describePTE(pte))
+			x.Labelf("%s on %s: write va%d: TLB hit (%s) but pte[%d] %s: page fault", who, c.cpuName[cpu], va, describeEntry(e), va, describePTE(pte))
 		}
 		out = fault(pte)
 
@@ -60,7 +129,7 @@ func (s *state) stepUser(x *model.Exec, u, alt int) {
 		pte := uint8(x.Load(s.mem, pa))
 		s.setEntry(cpu, va, 0)
 		if x.Labelling() {
-			x.Labelf("%s: write va%d: TLB hit (ro), pte[%d] %s: page fault", c.userName[u], va, va, describePTE(pte))
+			x.Labelf("%s on %s: write va%d: TLB hit (%s), pte[%d] %s: page fault", who, c.cpuName[cpu], va, describeEntry(e), va, describePTE(pte))
 		}
 		out = fault(pte)
 
@@ -68,7 +137,7 @@ func (s *state) stepUser(x *model.Exec, u, alt int) {
 		pte := uint8(x.Load(s.mem, pa))
 		if pte&bPresent == 0 || write && pte&bWrite == 0 {
 			if x.Labelling() {
-				x.Labelf("%s: %s va%d: TLB miss, pte[%d] %s: page fault", c.userName[u], accessName(write), va, va, describePTE(pte))
+				x.Labelf("%s on %s: %s va%d: TLB miss, pte[%d] %s: page fault", who, c.cpuName[cpu], accessName(write), va, va, describePTE(pte))
 			}
 			out = fault(pte)
 			break
@@ -79,9 +148,9 @@ func (s *state) stepUser(x *model.Exec, u, alt int) {
 		}
 		s.setEntry(cpu, va, pte)
 		if x.Labelling() {
-			x.Labelf("%s: %s va%d: TLB miss, walk pte[%d] (%s), fill", c.userName[u], accessName(write), va, va, describePTE(pte))
+			x.Labelf("%s on %s: %s va%d: TLB miss, walk pte[%d] (%s), fill", who, c.cpuName[cpu], accessName(write), va, va, describePTE(pte))
 		}
-		out = s.access(x, u, va, write, pte)
+		out = s.use(x, u, cpu, va, write, pte)
 	}
 	if x.Recording() {
 		x.Return(client, out)
@@ -96,7 +165,8 @@ func accessName(write bool) string {
 }
 
 // fault is the outcome of a page fault: SIGSEGV on a read-only PTE, or a
-// swap-in, which is not modelled and leaves the result unknown.
+// swap-in (or a new page after a zap), which is not modelled and leaves
+// the result unknown.
 func fault(pte uint8) memOut {
 	if pte&bPresent != 0 {
 		return memOut{Res: resSEGV}
@@ -104,29 +174,24 @@ func fault(pte uint8) memOut {
 	return memOut{Res: resSwap}
 }
 
-// access performs user u's read or write of page va through TLB entry e
-// of its CPU and checks the properties an access can break.
-func (s *state) access(x *model.Exec, u, va int, write bool, e uint8) memOut {
-	who := s.c.userName[u]
-	x.Touch(s.c.pageName[va], write)
+// use performs user u's read or write of page va through TLB entry e of
+// its CPU and checks the properties an access can break.
+func (s *state) use(x *model.Exec, u, cpu, va int, write bool, e uint8) memOut {
+	c := s.c
+	x.Touch(c.pageName[va], write)
 	switch st := s.page[va]; {
 	case st == pgFreed || st == pgReused:
-		what := "reads"
-		if write {
-			what = "writes"
-		}
-		owner := "which reclaim freed"
-		if st == pgReused {
-			owner = "which reclaim freed and the allocator handed to a new owner"
-		}
-		x.Fail(NoUseAfterFree, "%s %s va%d through a stale TLB entry (%s) to page %d, %s: %s",
-			who, what, va, describePTE(e), va, owner, s.cause())
+		x.Fail(NoUseAfterFree, "%s on %s %s va%d through a stale TLB entry (%s) to page %d, %s: %s",
+			c.userName[u], c.cpuName[cpu], accessVerb(write), va, describePTE(e), va, freedBy(st), s.cause())
 	case write && st == pgWriteback:
-		x.Fail(NoLostWrite, "%s writes page %d through a writable dirty TLB entry after pageout snapshotted it for swap: the write is lost when the page is swapped back in; %s",
-			who, va, s.cause())
-	case write && s.s.returned&(1<<uint(va)) != 0:
-		x.Fail(SyscallPostcondition, "%s writes va%d through a stale writable TLB entry after mprotect(va%d, PROT_READ) returned: %s",
-			who, va, va, s.cause())
+		x.Fail(NoLostWrite, "%s on %s writes page %d through a writable dirty TLB entry after pageout snapshotted it for swap: the write is lost when the page is swapped back in; %s",
+			c.userName[u], c.cpuName[cpu], va, s.cause())
+	case e&bNoAccess != 0:
+		x.Fail(SyscallPostcondition, "%s on %s %s va%d through a TLB entry older than the zap of a munmap or MADV_DONTNEED that has returned: %s",
+			c.userName[u], c.cpuName[cpu], accessVerb(write), va, s.cause())
+	case write && e&bNoWrite != 0:
+		x.Fail(SyscallPostcondition, "%s on %s writes va%d through a stale %s TLB entry after %s: %s",
+			c.userName[u], c.cpuName[cpu], va, describePTE(e), c.returnedWhat(va, int(s.s.op)), s.cause())
 	}
 	if write {
 		s.val[va] = uint8(u + 1)
@@ -135,28 +200,33 @@ func (s *state) access(x *model.Exec, u, va int, write bool, e uint8) memOut {
 	return memOut{Res: resOK, Val: s.val[va]}
 }
 
-// stepAlloc hands the lowest freed page to a new owner, who overwrites it:
-// a stale read of it would now return someone else's data.
-func (s *state) stepAlloc(x *model.Exec) {
-	p := s.freedPage()
-	if p < 0 {
-		// Nothing to hand out: the allocator waits for reclaim to free a
-		// page, or, once reclaim is over, has nothing left to do.
-		if s.r.pc == rDone {
-			x.Done()
-			return
-		}
-		x.Block()
-		if x.Labelling() {
-			x.Label("a page freed by reclaim")
-		}
-		return
+func accessVerb(write bool) string {
+	if write {
+		return "writes"
 	}
-	x.Touch("free lists", true)
-	x.Touch(s.c.pageName[p], true)
-	s.page[p] = pgReused
-	s.val[p] = reusedVal
-	if x.Labelling() {
-		x.Labelf("get_page_from_freelist: page %d handed to a new owner, who writes %d", p, reusedVal)
+	return "reads"
+}
+
+func freedBy(st uint8) string {
+	if st == pgReused {
+		return "which was freed and handed to a new owner"
 	}
+	return "which was freed"
+}
+
+// returnedWhat names the last call on va that forbids writes through
+// older entries and has returned, of the first op calls.
+func (c *config) returnedWhat(va, op int) string {
+	for k := min(op, c.syscalls) - 1; k >= 0; k-- {
+		if int(c.sysAddr[k]) != va {
+			continue
+		}
+		switch c.sysKind[k] {
+		case kMprotect:
+			return fmt.Sprintf("mprotect(va%d, PROT_READ) returned", va)
+		case kMadvFree:
+			return fmt.Sprintf("madvise(va%d, MADV_FREE) returned (the write does not dirty the PTE, so the page may be discarded with it)", va)
+		}
+	}
+	return "the call that write-protected it returned"
 }

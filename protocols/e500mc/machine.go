@@ -65,6 +65,7 @@ func build(c config) *machine {
 	m.props = model.Properties{
 		Metrics:    []string{Flushes, Refills, RequestFlushes, IPIs},
 		Invariants: []model.Invariant{{Name: HostMemorySafety, Check: m.hostMemorySafety}},
+		Progress:   []model.Progress{{Name: HostFlushReturns, Pending: m.hostFlushPending}},
 		Spec:       guestTLBSpec(m.bootPage()),
 	}
 	var names []string
@@ -152,6 +153,12 @@ func (m *machine) bootPage() uint8 { return m.cfg.bootPage() }
 func (m *machine) Threads() []string            { return m.threads }
 func (m *machine) Init() model.State            { return m.init.clone() }
 func (m *machine) Properties() model.Properties { return m.props }
+
+// hostFlushPending: the host is inside kvm_flush_remote_tlbs, waiting for
+// the IPIs to CPUs in guest mode.
+func (m *machine) hostFlushPending(ms model.State) bool {
+	return ms.(*state).host.phase == hostWaiting
+}
 func (m *machine) Step(ms model.State, t int, x *model.Exec) {
 	s := ms.(*state)
 	switch t {

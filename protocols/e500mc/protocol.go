@@ -19,6 +19,11 @@ const (
 	// freed (an invariant: the guest can touch such an entry at its next
 	// load).
 	HostMemorySafety = "host-memory-safety"
+	// HostFlushReturns (progress): every kvm_flush_remote_tlbs the MMU
+	// notifier starts returns, so the host frees the invalidated pages:
+	// each vCPU in guest mode it sent an IPI to eventually takes it, under
+	// weak fairness.
+	HostFlushReturns = "host-flush-returns"
 )
 
 // Metric names.

@@ -1,0 +1,118 @@
+package batchunmap
+
+import (
+	"fmt"
+
+	"github.com/protocheck/protocheck/model"
+)
+
+// The verification matrix: the configurations besides the default in
+// which every variant's verdict is checked, chosen so that each mechanism
+// happens at least twice somewhere (a drain that overlaps two deferrals,
+// two reclaimers, two migrations and a migration during a batch, every
+// syscall kind, two user CPUs, two mms, four deferrals between drains).
+// x86 runs where it takes seconds: its per-CPU flush handlers and ASID
+// generations make it about ten times larger than the others, and the rows
+// without it take it past a minute on one core (pages=3 width=3: 19 048 655
+// states, about 55 s). A verdict that differs from the variant's default
+// says why.
+var matrix = []model.Config{
+	{Params: model.Params{"pages": 3, "width": 3},
+		Why:      "three pages: while a drain holds PTL1, reclaimer0 defers both of its pages under PTL0, so one drain overlaps two deferrals, and its batch holds two pages; 3-bit generations keep the overflow reset from cycling inside a drain",
+		Variants: allBut(X86),
+		Expect: map[string]string{
+			// Its wrap needs 2^3 deferrals with no drain: three pages have 3.
+			NoOverflowReset: model.ExpectOK,
+		}},
+	{Params: model.Params{"pages": 3, "width": 2},
+		Why:      "the same overlap with 2-bit generations: the drain's atomic_cmpxchg succeeds after two deferrals (2 -> reset to 1) bring tlb_flush_batched back to the value it read, and the newer deferral is lost; Linux's 15-bit fields need 16384 deferrals inside one drain",
+		Variants: []string{Generation, RiscvStickyMask, ARM64},
+		Expect: map[string]string{
+			Generation:      SyscallPostcondition,
+			RiscvStickyMask: SyscallPostcondition,
+			ARM64:           SyscallPostcondition,
+		}},
+	{Params: model.Params{"pages": 4, "reclaimers": 1, "width": 2},
+		Why: "one reclaimer deferring four pages between drains with 2-bit generations: no-overflow-reset's wrap at the width generation runs at by default (one reclaimer blocks on a drainer's PTL after one deferral under the other lock, so generation's reset does not cycle)"},
+	{Params: model.Params{"migrations": 2},
+		Why:      "user0 scheduled out and in twice: mm_cpumask bits cleared (riscv before 82dd33fde026) and set again, migrations before, during and after each reclaimer's batch",
+		Variants: allBut(X86)},
+	{Params: model.Params{"migrations": 2, "reclaimers": 1},
+		Why: "two migrations with one reclaimer, the size at which x86 fits: ASIDs left behind on two CPUs, caught up through tlb_gen, bits trimmed by flush IPIs"},
+	{Params: model.Params{"syscalls": 4},
+		Why: "every call of the program: mprotect, MADV_FREE on the large folio, munmap, and MADV_DONTNEED"},
+	{Params: model.Params{"users": 2},
+		Why:      "two user tasks of mm0 on two CPUs: flushes with two targets caching the same page",
+		Variants: allBut(X86)},
+	{Params: model.Params{"mms": 2, "users": 2},
+		Why: "two mms, a page and a user task each: a reclaimer's batch spans both (riscv flushes every ASID of its cpumask), and each mm has its own tlb_flush_batched",
+		Expect: map[string]string{
+			// Each mm's counter sees one deferral: no wrap.
+			NoOverflowReset: model.ExpectOK,
+			// mm0 has one page under one PTL: no race across two locks.
+			BoolFlag: model.ExpectOK,
+			// The program's MADV_FREE is on mm0's only page, which its
+			// mprotect made read-only first: no writable dirty entry is
+			// left for a missed flush to keep.
+			MadviseRetake: model.ExpectOK,
+		}},
+}
+
+// allBut lists every variant but the given ones.
+func allBut(except ...string) []string {
+	var out []string
+	for _, v := range variantNames {
+		keep := true
+		for _, e := range except {
+			keep = keep && v != e
+		}
+		if keep {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// claimParams is the seed's workload shape: one reclaimer (the
+// MADV_PAGEOUT caller) unmapping four pages in one folio batch while a
+// user task of the mm runs on another CPU, and no syscall racing it, so
+// that every execution unmaps all four pages.
+var claimParams = model.Params{"pages": 4, "batch": 4, "reclaimers": 1, "syscalls": 0, "migrations": 0}
+
+// claims are seed 004's performance claim and its cost side, as counts.
+var claims = []model.Claim{
+	{
+		Name: "fewer-remote-flushes-per-page",
+		Text: "seed 004 (54d7431af73e): deferring the flush \"allows to reduce the numbers of IPI and the number of sfence.vma\": on the seed's workload shape " +
+			"(one reclaimer unmapping four pages of a batch while a user task of the mm runs on another CPU, no syscall) generation sends fewer remote flushes per unmapped page than immediate in every execution",
+		Metric: "remote-flushes",
+		A:      Generation,
+		B:      Immediate,
+		Params: claimParams,
+		Holds: perPage(4, func(a, b model.MetricSummary) bool {
+			return a.Executions > 0 && b.Executions > 0 && a.Max < b.Min
+		}),
+	},
+	{
+		Name:   "drains-cost-more-than-one-page-batches-save",
+		Text:   "the cost side, at the default size (two reclaimers with one page each, three syscalls that drain): batching saves nothing on one-page batches, and each flush_tlb_batched_pending that finds a deferral flushes the whole mm, so generation sends more remote flushes than immediate, on average and at worst",
+		Metric: "remote-flushes",
+		A:      Generation,
+		B:      Immediate,
+		Holds: func(a, b model.MetricSummary) (bool, string) {
+			found := fmt.Sprintf("per execution: generation %d..%d (mean %.3f), immediate %d..%d (mean %.3f)", a.Min, a.Max, a.Mean, b.Min, b.Max, b.Mean)
+			return a.Executions > 0 && b.Executions > 0 && a.Mean > b.Mean && a.Max > b.Max, found
+		},
+	},
+}
+
+// perPage judges a claim on a metric divided by the pages every execution
+// unmaps.
+func perPage(pages int, rel func(a, b model.MetricSummary) bool) func(a, b model.MetricSummary) (bool, string) {
+	return func(a, b model.MetricSummary) (bool, string) {
+		n := float64(pages)
+		found := fmt.Sprintf("per unmapped page: generation %.3g..%.3g (mean %.4f), immediate %.3g..%.3g (mean %.4f)",
+			float64(a.Min)/n, float64(a.Max)/n, a.Mean/n, float64(b.Min)/n, float64(b.Max)/n, b.Mean/n)
+		return rel(a, b), found
+	}
+}
