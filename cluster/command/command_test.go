@@ -85,17 +85,22 @@ func TestSameDocumentAsCheck(t *testing.T) {
 			delete(want, "store_bytes_per_state") // the local search's own structures
 			if _, checked := want["unchecked"]; !checked && got["verdict"] == "ok" {
 				// The local bfs checked the progress properties on its
-				// state graph; a cluster search keeps none and says so.
+				// state graph and names them; a cluster search keeps
+				// none and lists each of them as not checked.
+				held, _ := want["progress_checked"].([]any)
 				u, _ := got["unchecked"].([]any)
-				if len(u) == 0 && got["protocol"] == "exclusive" {
-					t.Errorf("exclusive's progress properties are not mentioned: %v", got["unchecked"])
+				if len(u) != len(held) {
+					t.Errorf("not checked on the cluster: %v; checked by check explore: %v", u, held)
 				}
-				for _, x := range u {
-					if !strings.Contains(x.(string), "progress is not checked on a cluster") {
-						t.Errorf("unchecked: %q", x)
+				for i, x := range u {
+					if !strings.Contains(x.(string), "progress is not checked on a cluster") ||
+						i < len(held) && !strings.HasPrefix(x.(string), held[i].(string)+":") {
+						t.Errorf("unchecked: %q; check explore checked %v", x, held)
 					}
 				}
 				delete(got, "unchecked")
+				delete(want, "progress_checked")
+				delete(want, "fairness")
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("cluster:\n%s\ncheck:\n%s", out, wantOut)
