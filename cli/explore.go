@@ -246,7 +246,13 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 		if err != nil {
 			return nil, err
 		}
-		o.linWalks = lr.Stats.Executions
+		// Every walk's history is checked, whether it ended or was cut
+		// at linWalkSteps (a model whose threads never halt has only cut
+		// walks); Executions counts the ended ones only.
+		o.linWalks = linWalks
+		if lr.Verdict == explorer.Interrupted {
+			o.linWalks = lr.Stats.Executions
+		}
 		if lr.Verdict == explorer.Interrupted {
 			// The states are all explored, but not every property is
 			// checked: the verdict cannot be ok.
