@@ -355,8 +355,13 @@ func report(ctx context.Context, p *model.Protocol, tg target.Target, m model.Ma
 		if err != nil {
 			return nil, err
 		}
-		linWalks = lr.Stats.Executions
+		// Every walk's history is checked, ended or cut at
+		// cli.LinWalkSteps (a model whose threads never halt has only cut
+		// walks), as check explore counts them; Executions counts the
+		// ended ones.
+		linWalks = cli.LinWalks
 		if lr.Verdict == explorer.Interrupted {
+			linWalks = lr.Stats.Executions
 			r.Verdict, r.Bound, linInterrupted = explorer.Interrupted, "", true
 		}
 		if lr.Violation != nil {
