@@ -109,3 +109,33 @@ func TestVerifyFailsWithoutTheOptimisation(t *testing.T) {
 		}
 	}
 }
+
+// dfs checks no progress property: a row expecting one is reported
+// unchecked, never ok, and verify does not claim a match.
+func TestVerifyWithDFSSaysWhatItCouldNotCheck(t *testing.T) {
+	code, out, _ := check(t, "verify", "exclusive", "--quick", "--strategy", "dfs", "--json")
+	var doc struct {
+		Variants []struct {
+			Variant, Expected, Found string
+			Match                    bool
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if code != cli.ExitViolation {
+		t.Errorf("exit %d, want %d", code, cli.ExitViolation)
+	}
+	seen := 0
+	for _, r := range doc.Variants {
+		if r.Variant == "no-kick" || r.Variant == "end-signals-resume" {
+			seen++
+			if r.Match || r.Found != "unchecked "+r.Expected {
+				t.Errorf("%s: found %q, match %v", r.Variant, r.Found, r.Match)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d progress rows, want 2:\n%s", seen, out)
+	}
+}
