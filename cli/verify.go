@@ -293,40 +293,14 @@ func (c *command) verifyVariant(p *model.Protocol, v model.Variant, cfg model.Co
 }
 
 // verifyClaim explores the claim's two variants exhaustively with exact
-// metrics and lets the claim judge them.
+// metrics and lets the claim judge them (explorer.CheckClaim).
 func (c *command) verifyClaim(p *model.Protocol, cl model.Claim, opts explorer.Options) (claimRow, error) {
 	row := claimRow{Protocol: p.Name, Claim: cl.Name, Text: cl.Text, Metric: cl.Metric, A: cl.A, B: cl.B}
-	opts.Strategy, opts.Metrics, opts.Fingerprint = explorer.BFS, true, false
-	var sums [2]model.MetricSummary
-	for i, variant := range []string{cl.A, cl.B} {
-		m, params, err := p.Instantiate(variant, cl.Params)
-		if err != nil {
-			return row, fmt.Errorf("claim %s/%s: %w", p.Name, cl.Name, err)
-		}
-		row.Params = params
-		opts.Stop = c.stop
-		r, err := explorer.Explore(m, opts)
-		if err != nil {
-			return row, fmt.Errorf("claim %s/%s: %w", p.Name, cl.Name, err)
-		}
-		if r.Verdict != explorer.OK {
-			row.Found = fmt.Sprintf("%s is %s, not explored completely and clean", variant, r.Verdict)
-			if r.Verdict == explorer.Interrupted {
-				row.Found = string(explorer.Interrupted)
-			}
-			return row, nil
-		}
-		k := slices.IndexFunc(r.Metrics, func(x explorer.Metric) bool { return x.Name == cl.Metric })
-		if k < 0 {
-			return row, fmt.Errorf("claim %s/%s: %s has no metric %q", p.Name, cl.Name, variant, cl.Metric)
-		}
-		x := r.Metrics[k]
-		if x.Executions == 0 {
-			row.Found = fmt.Sprintf("%s has no complete executions to summarise %s over (a cycle?)", variant, cl.Metric)
-			return row, nil
-		}
-		sums[i] = model.MetricSummary{Executions: x.Executions, Min: x.Min, Max: x.Max, Mean: x.Mean, TransitionsSum: x.Transitions}
+	opts.Stop = c.stop
+	res, err := explorer.CheckClaim(p, cl, cl.A, cl.B, opts)
+	if err != nil {
+		return row, err
 	}
-	row.Match, row.Found = cl.Holds(sums[0], sums[1])
+	row.Params, row.Match, row.Found = res.Params, res.Holds, res.Found
 	return row, nil
 }

@@ -11,25 +11,15 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// summary is metric name of r as a claim sees it.
-func summary(t *testing.T, r *explorer.Result, name string) model.MetricSummary {
-	t.Helper()
-	m := metric(t, r, name)
-	return model.MetricSummary{Executions: m.Executions, Min: m.Min, Max: m.Max, Mean: m.Mean, TransitionsSum: m.Transitions}
-}
-
 // checkClaim explores variants a and b exhaustively at the claim's size
-// with metrics and returns what the claim says of them.
+// with metrics, as verify does, and returns what the claim says of them.
 func checkClaim(t *testing.T, c model.Claim, a, b string) (bool, string) {
 	t.Helper()
-	get := func(variant string) model.MetricSummary {
-		r, _ := explore(t, variant, c.Params, explorer.Options{Metrics: true})
-		if r.Verdict != explorer.OK {
-			t.Fatalf("%s %v: %s", variant, c.Params, r)
-		}
-		return summary(t, r, c.Metric)
+	res, err := explorer.CheckClaim(Protocol, c, a, b, explorer.Options{})
+	if err != nil || !res.Judged {
+		t.Fatalf("claim %s with %s and %s: %v %s", c.Name, a, b, err, res.Found)
 	}
-	return c.Holds(get(a), get(b))
+	return res.Holds, res.Found
 }
 
 // TestClaims checks each of the protocol's claims as verification does.

@@ -99,30 +99,15 @@ func TestMatrix(t *testing.T) {
 	}
 }
 
-// summary is a metric's summary over every complete execution.
-func summary(t *testing.T, r *explorer.Result, name string) model.MetricSummary {
-	t.Helper()
-	for _, mm := range r.Metrics {
-		if mm.Name == name {
-			return model.MetricSummary{Executions: mm.Executions, Min: mm.Min, Max: mm.Max, Mean: mm.Mean, TransitionsSum: mm.Transitions}
-		}
-	}
-	t.Fatalf("no metric %s", name)
-	return model.MetricSummary{}
-}
-
 // checkClaim explores variants a and b exhaustively at the claim's size
-// with metrics and returns what the claim says of them.
+// with metrics, as verify does, and returns what the claim says of them.
 func checkClaim(t *testing.T, c model.Claim, a, b string) (bool, string) {
 	t.Helper()
-	get := func(variant string) model.MetricSummary {
-		r, _ := explore(t, variant, c.Params, explorer.Options{Metrics: true, Workers: 2})
-		if r.Verdict != explorer.OK {
-			t.Fatalf("%s %v: %s", variant, c.Params, r)
-		}
-		return summary(t, r, c.Metric)
+	res, err := explorer.CheckClaim(Protocol, c, a, b, explorer.Options{})
+	if err != nil || !res.Judged {
+		t.Fatalf("claim %s with %s and %s: %v %s", c.Name, a, b, err, res.Found)
 	}
-	return c.Holds(get(a), get(b))
+	return res.Holds, res.Found
 }
 
 // TestClaims checks each of the protocol's claims as verification does.

@@ -30,17 +30,14 @@ func configOptions(t *testing.T, c model.Config) explorer.Options {
 }
 
 // checkClaim explores variants a and b exhaustively at the claim's size
-// with metrics and returns what the claim says of them.
+// with metrics, as verify does, and returns what the claim says of them.
 func checkClaim(t *testing.T, c model.Claim, a, b string) (bool, string) {
 	t.Helper()
-	get := func(variant string) model.MetricSummary {
-		r := explore(t, machineFor(t, variant, c.Params), explorer.Options{Metrics: true})
-		if r.Verdict != explorer.OK {
-			t.Fatalf("%s %v: %s", variant, c.Params, r)
-		}
-		return summary(t, r, c.Metric)
+	res, err := explorer.CheckClaim(Protocol, c, a, b, explorer.Options{})
+	if err != nil || !res.Judged {
+		t.Fatalf("claim %s with %s and %s: %v %s", c.Name, a, b, err, res.Found)
 	}
-	return c.Holds(get(a), get(b))
+	return res.Holds, res.Found
 }
 
 // TestClaims checks each of the protocol's claims as verification does.
