@@ -2,9 +2,8 @@ package bfs
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 
+	"github.com/protocheck/protocheck/cluster/internal/jsoncombine"
 	"github.com/protocheck/protocheck/cluster/store"
 	"github.com/protocheck/protocheck/model"
 )
@@ -103,36 +102,17 @@ func (s *Summary) merge(o *Summary) {
 	}
 }
 
-func (s *Summary) encode() string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("bfs: encoding a summary: %v", err)) // plain data: cannot fail
-	}
-	return string(b)
-}
+func (s *Summary) encode() string { return jsoncombine.Encode(s) }
 
 func decodeSummary(str string) (*Summary, error) {
-	var s Summary
-	if err := json.Unmarshal([]byte(str), &s); err != nil {
-		return nil, fmt.Errorf("a malformed level summary: %w", err)
-	}
-	return &s, nil
+	return jsoncombine.Decode[Summary](str, "level summary")
 }
 
 // mergeSummaries is the global combiner of partial summaries. Merging is
 // associative and commutative (sums, minima by position, unions of maps
 // keyed by partition), so the result does not depend on bundling.
 func mergeSummaries(a, b string) (string, error) {
-	sa, err := decodeSummary(a)
-	if err != nil {
-		return "", err
-	}
-	sb, err := decodeSummary(b)
-	if err != nil {
-		return "", err
-	}
-	sa.merge(sb)
-	return sa.encode(), nil
+	return jsoncombine.Merge(a, b, "level summary", (*Summary).merge)
 }
 
 // cutoff is where the local bfs stops in a level whose expansion found a

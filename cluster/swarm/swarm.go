@@ -39,6 +39,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/protocheck/protocheck/cluster/internal/jsoncombine"
 	"github.com/protocheck/protocheck/cluster/store"
 	"github.com/protocheck/protocheck/cluster/target"
 	"github.com/protocheck/protocheck/explorer"
@@ -163,49 +164,34 @@ func (s *Summary) firstViolating() int {
 	return first
 }
 
-func (s *Summary) encode() string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("swarm: encoding a summary: %v", err)) // plain data: cannot fail
-	}
-	return string(b)
-}
+func (s *Summary) encode() string { return jsoncombine.Encode(s) }
 
 func decodeSummary(str string) (*Summary, error) {
-	var s Summary
-	if err := json.Unmarshal([]byte(str), &s); err != nil {
-		return nil, fmt.Errorf("a malformed batch summary: %w", err)
-	}
-	return &s, nil
+	return jsoncombine.Decode[Summary](str, "batch summary")
 }
 
-// mergeSummaries is the global combiner: it concatenates shard lists (in
-// index order, so the result does not depend on bundling) and adds the
-// counts up.
+// mergeSummaries is the global combiner (see merge).
 func mergeSummaries(a, b string) (string, error) {
-	sa, err := decodeSummary(a)
-	if err != nil {
-		return "", err
-	}
-	sb, err := decodeSummary(b)
-	if err != nil {
-		return "", err
-	}
-	sa.Shards = append(sa.Shards, sb.Shards...)
-	sort.Slice(sa.Shards, func(i, j int) bool { return sa.Shards[i].Lo < sa.Shards[j].Lo })
-	for w, n := range sb.NewStates {
-		if sa.NewStates == nil {
-			sa.NewStates = map[int]int64{}
+	return jsoncombine.Merge(a, b, "batch summary", (*Summary).merge)
+}
+
+// merge folds b into s: it concatenates shard lists (in index order, so
+// the result does not depend on bundling) and adds the counts up.
+func (s *Summary) merge(b *Summary) {
+	s.Shards = append(s.Shards, b.Shards...)
+	sort.Slice(s.Shards, func(i, j int) bool { return s.Shards[i].Lo < s.Shards[j].Lo })
+	for w, n := range b.NewStates {
+		if s.NewStates == nil {
+			s.NewStates = map[int]int64{}
 		}
-		sa.NewStates[w] += n
+		s.NewStates[w] += n
 	}
-	for p, r := range sb.Runs {
-		if sa.Runs == nil {
-			sa.Runs = map[int]RunInfo{}
+	for p, r := range b.Runs {
+		if s.Runs == nil {
+			s.Runs = map[int]RunInfo{}
 		}
-		sa.Runs[p] = r
+		s.Runs[p] = r
 	}
-	return sa.encode(), nil
 }
 
 // shardsFn emits the batch's shard indices.
