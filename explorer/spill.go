@@ -21,6 +21,9 @@ type spillFile struct {
 	w   *bufio.Writer
 	r   *bufio.Reader
 	buf []byte
+	// n holds a length's varint: a local array passed to Write would
+	// escape, one allocation per state.
+	n   [binary.MaxVarintLen64]byte
 	err error
 }
 
@@ -36,8 +39,7 @@ func (s *spillFile) add(b []byte) {
 	if s.err != nil {
 		return
 	}
-	var n [binary.MaxVarintLen64]byte
-	if _, err := s.w.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))]); err != nil {
+	if _, err := s.w.Write(s.n[:binary.PutUvarint(s.n[:], uint64(len(b)))]); err != nil {
 		s.err = err
 		return
 	}
