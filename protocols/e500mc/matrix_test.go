@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/explorer/claimtest"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -29,41 +30,15 @@ func configOptions(t *testing.T, c model.Config) explorer.Options {
 	return opts
 }
 
-// checkClaim explores variants a and b exhaustively at the claim's size
-// with metrics, as verify does, and returns what the claim says of them.
-func checkClaim(t *testing.T, c model.Claim, a, b string) (bool, string) {
-	t.Helper()
-	res, err := explorer.CheckClaim(Protocol, c, a, b, explorer.Options{})
-	if err != nil || !res.Judged {
-		t.Fatalf("claim %s with %s and %s: %v %s", c.Name, a, b, err, res.Found)
-	}
-	return res.Holds, res.Found
-}
-
 // TestClaims checks each of the protocol's claims as verification does.
-func TestClaims(t *testing.T) {
-	if len(Protocol.Claims) == 0 {
-		t.Fatal("no claims")
-	}
-	for _, c := range Protocol.Claims {
-		ok, found := checkClaim(t, c, c.A, c.B)
-		if !ok {
-			t.Errorf("claim %s does not hold: %s", c.Name, found)
-		}
-		t.Logf("%s: %s", c.Name, found)
-	}
-}
+func TestClaims(t *testing.T) { claimtest.Hold(t, Protocol, nil) }
 
 // TestClaimsNeedTheOptimisation deletes the seed's optimisation, the
 // per-LPID index of the last-vCPU check: with per-cpu (the same code
 // without it) in per-lpid's place, every claim fails. A change that made
 // per-lpid flush like per-cpu would fail verification.
 func TestClaimsNeedTheOptimisation(t *testing.T) {
-	for _, c := range Protocol.Claims {
-		if ok, found := checkClaim(t, c, "per-cpu", c.B); ok {
-			t.Errorf("claim %s still holds without the optimisation: %s", c.Name, found)
-		}
-	}
+	claimtest.NeedVariant(t, Protocol, func(c model.Claim) string { return "per-cpu" })
 }
 
 // TestMatrixDeclared checks the matrix as data: each configuration

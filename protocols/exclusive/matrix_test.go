@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/explorer/claimtest"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -56,26 +57,4 @@ func TestMatrix(t *testing.T) {
 // Every claim holds: the two variants explored exhaustively at the
 // claim's configuration, the metric summarised over every complete
 // execution and judged by the claim's Holds.
-func TestClaims(t *testing.T) {
-	for _, c := range Protocol.Claims {
-		t.Run(c.Name, func(t *testing.T) {
-			var sums [2]model.MetricSummary
-			for i, v := range []string{c.A, c.B} {
-				_, r := explore(t, v, c.Params, explorer.Options{Metrics: true})
-				if r.Verdict != explorer.OK {
-					t.Fatalf("%s %v: %s", v, c.Params, r)
-				}
-				for _, mm := range r.Metrics {
-					if mm.Name == c.Metric {
-						sums[i] = model.MetricSummary{Executions: mm.Executions, Min: mm.Min, Max: mm.Max, Mean: mm.Mean, TransitionsSum: mm.Transitions}
-					}
-				}
-			}
-			ok, found := c.Holds(sums[0], sums[1])
-			if !ok {
-				t.Fatalf("%s does not hold: %s", c.Name, found)
-			}
-			t.Logf("%s: %s", c.Name, found)
-		})
-	}
-}
+func TestClaims(t *testing.T) { claimtest.Hold(t, Protocol, nil) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/explorer/claimtest"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -87,18 +88,9 @@ func summarise(t *testing.T, m model.Machine, name string) model.MetricSummary {
 // TestClaims decides every claim from the two explorations it names.
 func TestClaims(t *testing.T) {
 	all := os.Getenv("PVFLUSH_MATRIX") == "all"
-	for _, c := range Protocol.Claims {
-		if c.Params["initiators"] == 2 && !all {
-			continue // 2 million states: with PVFLUSH_MATRIX=all
-		}
-		a := summarise(t, instantiate(t, c.A, c.Params), c.Metric)
-		b := summarise(t, instantiate(t, c.B, c.Params), c.Metric)
-		ok, found := c.Holds(a, b)
-		if !ok {
-			t.Errorf("%s does not hold: %s", c.Name, found)
-		}
-		t.Logf("%s: %s", c.Name, found)
-	}
+	claimtest.Hold(t, Protocol, func(c model.Claim) bool {
+		return c.Params["initiators"] == 2 && !all // 2 million states: with PVFLUSH_MATRIX=all
+	})
 }
 
 // TestClaimsNeedTheOptimisation: with the PV loop's deferral deleted (a
