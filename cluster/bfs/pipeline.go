@@ -311,17 +311,11 @@ func (f *mergeFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		if i > 0 && cands[i-1].fp == c.fp {
 			continue // a later discovery of the same state
 		}
-		// Copy the visited fingerprints below c.fp; an equal one means
+		// Copy the visited fingerprints up to c.fp; an equal one means
 		// the state is not new.
-		seen := false
-		for old.OK && old.Cur <= c.fp {
-			seen = seen || old.Cur == c.fp
-			if err := run.Write(old.Cur); err != nil {
-				return err
-			}
-			if err := old.Next(); err != nil {
-				return err
-			}
+		seen, err := old.CopyUpTo(run, c.fp)
+		if err != nil {
+			return err
 		}
 		if seen {
 			continue
@@ -340,13 +334,8 @@ func (f *mergeFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		}
 		sum.NewStates++
 	}
-	for old.OK {
-		if err := run.Write(old.Cur); err != nil {
-			return err
-		}
-		if err := old.Next(); err != nil {
-			return err
-		}
+	if err := old.CopyRest(run); err != nil {
+		return err
 	}
 	if err := run.Close(); err != nil {
 		return err

@@ -73,6 +73,28 @@ func (r *RunReader) Next() error {
 	}
 }
 
+// CopyUpTo writes to w every fingerprint of r up to fp, advancing past
+// them, and reports whether fp itself was among them: the step of merging
+// a sorted run of visited fingerprints with sorted candidates.
+func (r *RunReader) CopyUpTo(w *RunWriter, fp uint64) (seen bool, err error) {
+	for r.OK && r.Cur <= fp {
+		seen = seen || r.Cur == fp
+		if err := w.Write(r.Cur); err != nil {
+			return seen, err
+		}
+		if err := r.Next(); err != nil {
+			return seen, err
+		}
+	}
+	return seen, nil
+}
+
+// CopyRest writes to w every fingerprint r has left.
+func (r *RunReader) CopyRest(w *RunWriter) error {
+	_, err := r.CopyUpTo(w, math.MaxUint64)
+	return err
+}
+
 // Close releases the file.
 func (r *RunReader) Close() {
 	if r.rc != nil {

@@ -407,15 +407,9 @@ func (f *countFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		if i > 0 && vs[i-1].fp == v.fp {
 			continue
 		}
-		seen := false
-		for old.OK && old.Cur <= v.fp {
-			seen = seen || old.Cur == v.fp
-			if err := run.Write(old.Cur); err != nil {
-				return err
-			}
-			if err := old.Next(); err != nil {
-				return err
-			}
+		seen, err := old.CopyUpTo(run, v.fp)
+		if err != nil {
+			return err
 		}
 		if seen {
 			continue
@@ -425,13 +419,8 @@ func (f *countFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		}
 		out.NewStates[int(v.walk)]++
 	}
-	for old.OK {
-		if err := run.Write(old.Cur); err != nil {
-			return err
-		}
-		if err := old.Next(); err != nil {
-			return err
-		}
+	if err := old.CopyRest(run); err != nil {
+		return err
 	}
 	if err := run.Close(); err != nil {
 		return err
