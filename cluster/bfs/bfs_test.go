@@ -2,29 +2,17 @@ package bfs
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"reflect"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-
 	"github.com/protocheck/protocheck/cluster/beamrun"
+	"github.com/protocheck/protocheck/cluster/internal/beamtest"
 	"github.com/protocheck/protocheck/cluster/target"
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 )
 
-func TestMain(m *testing.M) {
-	beamrun.Quiet(slog.LevelWarn)
-	cleanup, err := beamrun.PrivateTemp()
-	if err != nil {
-		panic(err)
-	}
-	code := ptest.MainRet(m) // flag.Parse and beam.Init
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { beamtest.Main(m) }
 
 var prism = &beamrun.Runner{Name: "prism"}
 

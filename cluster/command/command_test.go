@@ -4,30 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-
 	"github.com/protocheck/protocheck/cli"
-	"github.com/protocheck/protocheck/cluster/beamrun"
+	"github.com/protocheck/protocheck/cluster/internal/beamtest"
 	"github.com/protocheck/protocheck/cluster/target"
 )
 
-func TestMain(m *testing.M) {
-	beamrun.Quiet(slog.LevelWarn)
-	cleanup, err := beamrun.PrivateTemp()
-	if err != nil {
-		panic(err)
-	}
-	code := ptest.MainRet(m) // flag.Parse and beam.Init
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { beamtest.Main(m) }
 
 // cluster runs this command; check runs the check command on the same
 // protocols.
