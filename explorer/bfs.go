@@ -104,15 +104,18 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		b.found = nil
 		var res *Result
 		if pool == nil {
+			// Expanding a few states before merging them gives touch a
+			// chunk's worth of lookups to overlap; merging order, and so
+			// every result, is the same as state by state.
 			var c chunk
 			rd := level.open()
-			for li := 0; li < level.n; li++ {
+			for li := 0; li < level.n; {
 				c.reset()
-				w.expand(rd.next(), &c)
-				if res = b.mergeState(&c, &c.states[0], li); res != nil {
-					break
+				c.start = li
+				for end := min(level.n, li+soloChunk); li < end; li++ {
+					w.expand(rd.next(), &c)
 				}
-				if b.stopped(1) {
+				if res = b.mergeChunk(&c); res != nil || b.stopped(len(c.states)) {
 					break
 				}
 			}
@@ -393,6 +396,27 @@ func (b *bfsRun) stopped(n int) bool {
 	return false
 }
 
+// soloChunk is how many level states one worker expands before merging
+// them.
+const soloChunk = 32
+
+// mergeChunk folds the expansions of chunk c into the search, in level
+// order. It returns a Result when the search ends in the chunk.
+func (b *bfsRun) mergeChunk(c *chunk) *Result {
+	if b.stop != "" {
+		return nil
+	}
+	if b.found == nil {
+		b.vis.touch(c.succs)
+	}
+	for k := range c.states {
+		if res := b.mergeState(c, &c.states[k], c.start+k); res != nil {
+			return res
+		}
+	}
+	return nil
+}
+
 // mergeState folds the expansion e of level state li into the search, in
 // level order. It returns a Result when the search ends here (a deadlock).
 func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
@@ -412,7 +436,6 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		return nil
 	}
 	nm := b.nm
-	b.vis.touch(c.succs[e.first:e.end])
 	for k := e.first; k < e.end; k++ {
 		rec := &c.succs[k]
 		b.r.Stats.Transitions++
@@ -634,12 +657,7 @@ func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
 	for j := 0; j < nchunks; j++ {
 		c := wp.bufs[j%window]
 		<-c.done
-		for k := range c.states {
-			if res = b.mergeState(c, &c.states[k], c.start+k); res != nil {
-				break
-			}
-		}
-		if res != nil || b.stopped(len(c.states)) {
+		if res = b.mergeChunk(c); res != nil || b.stopped(len(c.states)) {
 			break
 		}
 		if issued < nchunks {

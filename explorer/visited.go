@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // visited is the set of states an exhaustive search has stored, mapping
@@ -34,11 +35,13 @@ type visited struct {
 	keepIdx bool
 	shards  [nShards]shard
 	n       int
-	sink    uint64 // keeps touch's loads from being optimized away
+	sink    uint64   // keeps touch's loads from being optimized away
+	cand    []uint32 // touch's scratch: indices of likely matches
 	// exact store
-	chunks [][]byte       // full length from the start: a chunk's header is never rewritten
-	fill   int            // bytes used in the last chunk
-	locs   column[uint64] // per index: chunk<<40 | offset<<18 | length
+	chunks   [][]byte       // full length from the start: a chunk's header is never rewritten
+	chunkOff []bool         // per chunk: outside the Go heap (allocWords)
+	fill     int            // bytes used in the last chunk
+	locs     column[uint64] // per index: chunk<<40 | offset<<18 | length
 }
 
 // A shard is one part of the table: the keys whose hash has its index in
@@ -84,6 +87,10 @@ func (v *visited) release() {
 		freeWords(s.slots, s.offHeap)
 		s.slots, s.vals = nil, nil
 	}
+	for i, c := range v.chunks {
+		freeWords(unsafe.Slice((*uint64)(unsafe.Pointer(&c[0])), len(c)/8), v.chunkOff[i])
+	}
+	v.chunks, v.chunkOff = nil, nil
 }
 
 func shardOf(h uint64) int { return int(h >> (64 - shardBits)) }
@@ -154,16 +161,51 @@ func (v *visited) find(key []byte, h uint64) (p pos, idx int32, ok bool) {
 	}
 }
 
-// touch reads the home slot of every successor before any is looked up:
-// the loads are independent, so the processor overlaps their cache misses
-// instead of waiting for each in turn inside find (Go has no prefetch
-// instruction; an early load is the portable equivalent).
+// touch reads, before any successor of a chunk is looked up, what the
+// lookups will read: the home slot of every successor, then, in exact
+// mode, where a slot's tag matches, the location of that state's key and
+// the key's first bytes. The loads of each stage are independent, so the
+// processor overlaps their cache misses (tens at a time) instead of
+// waiting for each in turn inside find; Go has no prefetch instruction,
+// and an early load is the portable equivalent. A chunk's successors fit
+// in the second-level cache, so find then mostly hits it. touch only
+// reads: it decides nothing, and a slot moved by a shard growing in the
+// meantime only costs a miss.
 func (v *visited) touch(succs []succRec) {
 	var sink uint64
 	for i := range succs {
 		h := succs[i].h
 		s := &v.shards[shardOf(h)]
 		sink += s.slots[h&s.mask]
+	}
+	if !v.fp {
+		// The likely match of each successor (the first slot whose tag
+		// matches) is found in cached slots; then its key's location and
+		// the key itself are loaded, each stage over the whole chunk.
+		cand := v.cand[:0]
+		for i := range succs {
+			h := succs[i].h
+			s := &v.shards[shardOf(h)]
+			tag := uint64(uint32(h))
+			for j := h & s.mask; ; j = (j + 1) & s.mask {
+				x := s.slots[j]
+				if x == 0 {
+					break
+				}
+				if x>>32 == tag {
+					cand = append(cand, uint32(x)-1)
+					break
+				}
+			}
+		}
+		for _, j := range cand {
+			sink += v.locs.at(int(j))
+		}
+		for _, j := range cand {
+			l := v.locs.at(int(j))
+			sink += uint64(v.chunks[l>>40][(l>>18)&(chunkSize-1)])
+		}
+		v.cand = cand
 	}
 	v.sink = sink
 }
@@ -191,7 +233,8 @@ func (v *visited) insert(p pos, key []byte, h uint64, idx int32) {
 
 // store copies key into the arena and returns its location. Chunks are
 // allocated at their final size and never move; they grow from 64 KiB to
-// chunkSize so that a small machine stays small.
+// chunkSize so that a small machine stays small. Like the table, they
+// live outside the Go heap, and release frees them at once.
 func (v *visited) store(key []byte) uint64 {
 	if len(key) > maxKeyLen {
 		panic(fmt.Sprintf("explorer: state key of %d bytes is longer than the %d the visited set supports", len(key), maxKeyLen))
@@ -202,7 +245,9 @@ func (v *visited) store(key []byte) uint64 {
 		if last < 6 {
 			size = 1 << (16 + last + 1) // 64 KiB, 128 KiB, ... up to 4 MiB
 		}
-		v.chunks = append(v.chunks, make([]byte, size))
+		w, off := allocWords(size / 8)
+		v.chunks = append(v.chunks, unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), size))
+		v.chunkOff = append(v.chunkOff, off)
 		last++
 		v.fill = 0
 	}
