@@ -166,7 +166,7 @@ func appendOps(b []byte, ops []codecOp, p unsafe.Pointer) []byte {
 			b = (*Mem)(at).AppendKey(b)
 		case opSlice:
 			h := (*sliceHeader)(at)
-			b = binary.AppendUvarint(b, uint64(h.len))
+			b = appendUvarint(b, uint64(h.len))
 			sc := op.slice
 			if sc.flat {
 				b = append(b, unsafe.Slice((*byte)(h.data), uintptr(h.len)*sc.elem)...)

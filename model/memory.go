@@ -176,7 +176,7 @@ func (m Mem) Init(a Addr, v uint64) { m.words[a] = v }
 // value), as uvarints.
 func (m Mem) AppendKey(b []byte) []byte {
 	for _, w := range m.words {
-		b = binary.AppendUvarint(b, w)
+		b = appendUvarint(b, w)
 	}
 	for _, buf := range m.sb {
 		b = binary.AppendUvarint(b, uint64(len(buf)))
@@ -194,6 +194,11 @@ func (m Mem) AppendKey(b []byte) []byte {
 // the rest of b. It reuses m's buffers.
 func (m *Mem) DecodeFrom(b []byte) ([]byte, error) {
 	for i := range m.words {
+		if len(b) > 0 && b[0] < 0x80 {
+			// Most words are small: the one-byte form, read inline.
+			m.words[i], b = uint64(b[0]), b[1:]
+			continue
+		}
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
 			return nil, fmt.Errorf("memory: word %s: truncated encoding", m.names[i])
@@ -426,4 +431,14 @@ func (x *Exec) Fence(mem ...Mem) {
 	for _, m := range mem {
 		x.drain(m)
 	}
+}
+
+// appendUvarint is binary.AppendUvarint with the one-byte form of small
+// values inline, the common case of a model's words and lengths; the
+// bytes are the same.
+func appendUvarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return binary.AppendUvarint(b, v)
 }
