@@ -90,9 +90,7 @@ type machine struct {
 	condNames [maxCPUs]string // cpuN->cond
 	haltNames [maxCPUs]string // cpuN->halt_cond
 	props     model.Properties
-	mutexOf   []model.Mutex // by holder + 1, for Decode
-	condOf    []model.Cond  // by set of waiters, for Decode
-	keyMax    int           // the longest encoding, without the memory
+	keyMax    int // the longest encoding, without the memory
 }
 
 // Metrics.
@@ -166,7 +164,6 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		Metrics: metricNames,
 		Spec:    spec,
 	}
-	m.mutexOf, m.condOf = syncValues(len(m.threads))
 	m.keyMax = len(m.threads)*(11+maxStack) + 8 + m.ncpus*(6+maxItems) + m.nitems
 	return m, nil
 }

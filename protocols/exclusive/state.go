@@ -142,19 +142,9 @@ func b2u(b bool) byte {
 
 func mutexByte(mu model.Mutex) byte { return byte(mu.Holder() + 1) }
 
-// condByte is the wait set of c over the first n threads.
-func condByte(c *model.Cond, n int) byte {
-	if c.Len() == 0 {
-		return 0
-	}
-	var w byte
-	for t := 0; t < n; t++ {
-		if c.Waiting(t) {
-			w |= 1 << uint(t)
-		}
-	}
-	return w
-}
+// condByte is the wait set of c, whose waiters are threads of the
+// machine (at most maxThreads, so a byte holds it).
+func condByte(c *model.Cond) byte { return byte(c.Set()) }
 
 func (s *state) cpuFlags(c int) byte {
 	return b2u(s.hasWaiter[c])*fHasWaiter | b2u(s.inList[c])*fInList | b2u(s.running[c])*fRunning |
@@ -174,11 +164,11 @@ func (s *state) AppendKey(b []byte) []byte {
 		b = append(b, th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued, th.flags, b2u(s.active[t]))
 	}
 	b = append(b, mutexByte(s.listLock), mutexByte(s.bql),
-		condByte(&s.exclusiveCond, n), condByte(&s.resumeCond, n), condByte(&s.workCond, n),
+		condByte(&s.exclusiveCond), condByte(&s.resumeCond), condByte(&s.workCond),
 		b2u(s.workOngoing), s.gen, s.spurUsed)
 	for c := 0; c < m.ncpus; c++ {
 		b = append(b, mutexByte(s.cpuLock[c]), s.cpuFlags(c), s.execGen[c],
-			condByte(&s.cpuCond[c], n), condByte(&s.haltCond[c], n), s.qlen[c])
+			condByte(&s.cpuCond[c]), condByte(&s.haltCond[c]), s.qlen[c])
 		b = append(b, s.queue[c][:s.qlen[c]]...)
 	}
 	return append(b, s.ran[:m.nitems]...)
@@ -260,47 +250,24 @@ var (
 	errSync      = errors.New("exclusive: state encoding: a mutex held by no thread of the machine, or a waiter that is not one")
 )
 
-// mutexFrom sets *mu to the mutex encoded as v.
+// mutexFrom sets *mu to the mutex encoded as v (its holder + 1), if that
+// is free or held by a thread of the machine.
 func (m *machine) mutexFrom(v byte, mu *model.Mutex) bool {
-	if int(v) >= len(m.mutexOf) {
+	if int(v) > len(m.threads) {
 		return false
 	}
-	*mu = m.mutexOf[v]
+	*mu = model.HeldMutex(int(v) - 1)
 	return true
 }
 
-// condFrom sets *c to the condition variable encoded as v.
+// condFrom sets *c to the condition variable encoded as v (its wait set),
+// if every waiter is a thread of the machine.
 func (m *machine) condFrom(v byte, c *model.Cond) bool {
-	if int(v) >= len(m.condOf) {
+	if int(v) >= 1<<uint(len(m.threads)) {
 		return false
 	}
-	*c = m.condOf[v]
+	*c = model.CondWith(uint64(v))
 	return true
-}
-
-// syncValues returns every value a mutex (index: holder + 1) and a
-// condition variable (index: the set of waiters) of an n-thread machine
-// can have, for Decode. model keeps their fields to itself, so each value
-// is made the one way a model can: by a thread locking, or waiting.
-func syncValues(n int) ([]model.Mutex, []model.Cond) {
-	x := model.NewExec(0)
-	mus := make([]model.Mutex, n+1)
-	for t := 0; t < n; t++ {
-		x.Reset(t, -1)
-		x.Lock(&mus[t+1], "")
-	}
-	conds := make([]model.Cond, 1<<uint(n))
-	for w := range conds {
-		for t := 0; t < n; t++ {
-			if w&(1<<uint(t)) != 0 {
-				var mu model.Mutex
-				x.Reset(t, -1)
-				x.Lock(&mu, "")
-				x.Wait(&conds[w], "", &mu, "")
-			}
-		}
-	}
-	return mus, conds
 }
 
 // Vars renders the state for traces.
