@@ -3,7 +3,6 @@ package explorer
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/protocheck/protocheck/model"
 )
@@ -578,13 +577,17 @@ func (w *expander) pending(s model.State) uint8 {
 	return bits
 }
 
-// workerPool expands the chunks of a level in parallel. These goroutines
-// are the only ones in the explorer: they call only the machine's pure
-// methods, on their own scratch states, with their own Exec, and write
-// only into the chunk they were handed; the merging goroutine reads a
-// chunk after its done channel is closed and hands out a chunk buffer
-// again only after merging it. The results therefore do not depend on the
-// scheduling of the workers (see bfs).
+// workerPool expands and merges the chunks of a level in parallel. Its
+// goroutines are the only ones in the explorer. A chunk is expanded by
+// whichever worker claims it, into a buffer of its own, with the worker's
+// own scratch state and Exec, calling only the machine's pure methods;
+// chunks are merged strictly in level order, one at a time, by whichever
+// worker finds the next chunk ready and no merge under way. So there is
+// no merging goroutine competing with the workers for the processors (on
+// two cores, three goroutines would leave one of them waiting for a time
+// slice while the others run out of work), and the results do not depend
+// on the scheduling of the workers (see bfs): merging sees exactly the
+// sequence of expansions the one-worker search sees.
 type workerPool struct {
 	n    int
 	exps []*expander
@@ -604,6 +607,20 @@ func newWorkerPool(m model.Machine, keyOf keyFunc, sym, live bool, n int) *worke
 	return wp
 }
 
+// levelRun is the shared state of one level's workers, under mu: chunk j
+// lives in bufs[j%window] from its claim until it is merged, so at most
+// window chunks are in flight.
+type levelRun struct {
+	mu      sync.Mutex
+	cond    sync.Cond // signalled whenever a chunk is expanded or merged, or the level stops
+	next    int       // the next chunk to claim for expansion
+	merged  int       // chunks merged
+	ready   []bool    // per buffer: its chunk is expanded
+	merging bool      // a worker is merging chunk merged
+	stop    bool      // the search ended or stopped inside the level
+	res     *Result
+}
+
 // level expands and merges one bfs level. It returns a Result when the
 // search ended inside the level.
 func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
@@ -611,65 +628,76 @@ func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
 	size = max(1, min(size, 256))
 	nchunks := (level.n + size - 1) / size
 	window := len(wp.bufs)
-	jobs := make(chan int, window)
-	var stopped atomic.Bool
+	lr := &levelRun{ready: make([]bool, window)}
+	lr.cond.L = &lr.mu
+	rd := level.open()
 	var wg sync.WaitGroup
 	for i := 0; i < wp.n; i++ {
 		wg.Add(1)
 		go func(w *expander) {
 			defer wg.Done()
-			for j := range jobs {
-				c := wp.bufs[j%window]
-				if !stopped.Load() {
-					if level.spill != nil {
-						for i := 0; i < c.in.len(); i++ {
-							w.expand(c.in.get(i), c)
-						}
-					} else {
-						for li := c.start; li < min(level.n, c.start+size); li++ {
-							w.expand(level.get(li), c)
-						}
-					}
-				}
-				close(c.done)
-			}
+			wp.work(w, lr, level, rd, b, size, nchunks)
 		}(wp.exps[i])
 	}
-	rd := level.open()
-	issue := func(j int) {
-		c := wp.bufs[j%window]
-		c.reset()
-		c.start = j * size
-		if level.spill != nil {
-			// A spilled level is read in order, by this goroutine only.
-			for li := j * size; li < min(level.n, (j+1)*size); li++ {
-				c.in.add(rd.next())
-			}
-		}
-		c.done = make(chan struct{})
-		jobs <- j
-	}
-	issued := 0
-	for ; issued < min(window, nchunks); issued++ {
-		issue(issued)
-	}
-	var res *Result
-	for j := 0; j < nchunks; j++ {
-		c := wp.bufs[j%window]
-		<-c.done
-		if res = b.mergeChunk(c); res != nil || b.stopped(len(c.states)) {
-			break
-		}
-		if issued < nchunks {
-			issue(issued)
-			issued++
-		}
-	}
-	stopped.Store(true)
-	close(jobs)
 	wg.Wait()
 	for _, c := range wp.bufs {
 		c.reset()
 	}
-	return res
+	return lr.res
+}
+
+// work is one worker's loop over a level: merge the next chunk if it is
+// expanded and no one is merging, else claim and expand a chunk if the
+// window has room, else wait for either.
+func (wp *workerPool) work(w *expander, lr *levelRun, level *frontier, rd *frontierReader, b *bfsRun, size, nchunks int) {
+	window := len(wp.bufs)
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	for !lr.stop && lr.merged < nchunks {
+		switch j := lr.merged; {
+		case !lr.merging && lr.ready[j%window]:
+			lr.merging = true
+			c := wp.bufs[j%window]
+			lr.mu.Unlock()
+			res := b.mergeChunk(c)
+			stop := res != nil || b.stopped(len(c.states))
+			c.reset()
+			lr.mu.Lock()
+			lr.ready[j%window], lr.merging = false, false
+			lr.merged++
+			if stop {
+				lr.stop, lr.res = true, res
+			}
+			lr.cond.Broadcast()
+		case lr.next < nchunks && lr.next < lr.merged+window:
+			j := lr.next
+			lr.next++
+			c := wp.bufs[j%window]
+			c.start = j * size
+			end := min(level.n, c.start+size)
+			if level.spill != nil {
+				// A spilled level is read in order: chunks are claimed in
+				// order, and read while claiming.
+				for li := c.start; li < end; li++ {
+					c.in.add(rd.next())
+				}
+			}
+			lr.mu.Unlock()
+			if level.spill != nil {
+				for i := 0; i < c.in.len(); i++ {
+					w.expand(c.in.get(i), c)
+				}
+			} else {
+				for li := c.start; li < end; li++ {
+					w.expand(level.get(li), c)
+				}
+			}
+			lr.mu.Lock()
+			lr.ready[j%window] = true
+			lr.cond.Broadcast()
+		default:
+			lr.cond.Wait()
+		}
+	}
+	lr.cond.Broadcast()
 }
