@@ -85,11 +85,14 @@
 // expand states; they are the only goroutines in the package. Expansion
 // (enabled choices, each step, the invariants of each successor, its key
 // and hash) is a pure function of the state, computed with a per-worker
-// Exec into a per-chunk buffer. One goroutine merges the chunks strictly in
-// level order, doing everything that depends on order (deduplication,
-// state indices and parents, the first violation, bounds, metrics) exactly
-// as the one-worker search does, which merges each state's expansion right
-// after computing it. The merged sequence of records is therefore the same
+// Exec into a per-chunk buffer. The chunks are merged strictly in level
+// order, one at a time, by whichever worker finds the next one expanded
+// and no merge under way (there is no merging goroutine of its own, which
+// on two cores would compete with the two workers for the processors):
+// merging does everything that depends on order (deduplication, state
+// indices and parents, the first violation, bounds, metrics) exactly as
+// the one-worker search does, which expands 32 states and then merges
+// them. The merged sequence of records is therefore the same
 // for any number of workers and any scheduling, and so is the Result:
 // verdict, counts, counterexample (the first in sequential bfs order,
 // i.e. the lowest (parent, choice) pair of the shortest ones) and metrics.

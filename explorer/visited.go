@@ -28,15 +28,14 @@ import (
 // collector must scan; large shards live outside the Go heap (allocWords)
 // and are returned to the system as soon as they are replaced, and all of
 // them by release. Arena chunks never move once allocated, so workers may
-// read the keys of earlier states (keyView) while the merging goroutine
+// read the keys of earlier states (keyView) while the worker that merges
 // inserts more.
 type visited struct {
 	fp      bool
 	keepIdx bool
 	shards  [nShards]shard
 	n       int
-	sink    uint64   // keeps touch's loads from being optimized away
-	cand    []uint32 // touch's scratch: indices of likely matches
+	sink    uint64 // keeps touch's loads from being optimized away
 	// exact store
 	chunks   [][]byte       // full length from the start: a chunk's header is never rewritten
 	chunkOff []bool         // per chunk: outside the Go heap (allocWords)
@@ -161,51 +160,22 @@ func (v *visited) find(key []byte, h uint64) (p pos, idx int32, ok bool) {
 	}
 }
 
-// touch reads, before any successor of a chunk is looked up, what the
-// lookups will read: the home slot of every successor, then, in exact
-// mode, where a slot's tag matches, the location of that state's key and
-// the key's first bytes. The loads of each stage are independent, so the
-// processor overlaps their cache misses (tens at a time) instead of
-// waiting for each in turn inside find; Go has no prefetch instruction,
-// and an early load is the portable equivalent. A chunk's successors fit
-// in the second-level cache, so find then mostly hits it. touch only
-// reads: it decides nothing, and a slot moved by a shard growing in the
-// meantime only costs a miss.
+// touch reads the home slot of every successor of a chunk before any is
+// looked up: the loads are independent, so the processor overlaps their
+// cache misses (tens at a time) instead of waiting for each in turn inside
+// find; Go has no prefetch instruction, and an early load is the portable
+// equivalent. A chunk's slots fit in the second-level cache, so find then
+// mostly hits it. (Loading each likely match's key the same way, in a
+// second and third pass, measured slower: most lookups of a chunk find
+// their state, and the passes cost more than the misses they hide.) touch
+// only reads: it decides nothing, and a slot moved by a shard growing in
+// the meantime only costs a miss.
 func (v *visited) touch(succs []succRec) {
 	var sink uint64
 	for i := range succs {
 		h := succs[i].h
 		s := &v.shards[shardOf(h)]
 		sink += s.slots[h&s.mask]
-	}
-	if !v.fp {
-		// The likely match of each successor (the first slot whose tag
-		// matches) is found in cached slots; then its key's location and
-		// the key itself are loaded, each stage over the whole chunk.
-		cand := v.cand[:0]
-		for i := range succs {
-			h := succs[i].h
-			s := &v.shards[shardOf(h)]
-			tag := uint64(uint32(h))
-			for j := h & s.mask; ; j = (j + 1) & s.mask {
-				x := s.slots[j]
-				if x == 0 {
-					break
-				}
-				if x>>32 == tag {
-					cand = append(cand, uint32(x)-1)
-					break
-				}
-			}
-		}
-		for _, j := range cand {
-			sink += v.locs.at(int(j))
-		}
-		for _, j := range cand {
-			l := v.locs.at(int(j))
-			sink += uint64(v.chunks[l>>40][(l>>18)&(chunkSize-1)])
-		}
-		v.cand = cand
 	}
 	v.sink = sink
 }
