@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/protocheck/protocheck/model"
 )
@@ -95,19 +96,52 @@ func unchecked(r *Result, props model.Properties, why string) {
 
 // checkProgress checks every progress property on the graph of a
 // complete search, turning the result into the first property's violation
-// when one fails.
+// when one fails. The properties are independent searches of the same
+// graph, which none of them writes: with several workers they run side
+// by side (each is one pass over the graph that cannot be split), and the
+// first violated one in property order is reported, as with one worker.
 func (b *bfsRun) checkProgress() {
 	props := b.m.Properties()
+	type outcome struct {
+		sched []model.Choice
+		cycle int
+		msg   string
+	}
+	out := make([]outcome, len(props.Progress))
+	check := func(k int) {
+		o := &out[k]
+		o.sched, o.cycle, o.msg = b.progress(k, b.opts.Fairness == FairnessWeak)
+	}
+	if workers := min(b.opts.Workers, len(out)); workers > 1 {
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, workers)
+		for k := range out {
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer wg.Done()
+				check(k)
+				<-slots
+			}()
+		}
+		wg.Wait()
+	} else {
+		for k := range out {
+			if check(k); out[k].msg != "" {
+				break
+			}
+		}
+	}
 	for k, p := range props.Progress {
-		sched, cycle, msg := b.progress(k, b.opts.Fairness == FairnessWeak)
-		if msg == "" {
+		o := out[k]
+		if o.msg == "" {
 			continue
 		}
 		b.r.Verdict = Violation
-		b.r.Violation = &model.Violation{Property: p.Name, Message: msg}
-		b.r.Schedule, b.r.Cycle = sched, cycle
-		if len(sched) > b.r.Stats.Depth {
-			b.r.Stats.Depth = len(sched)
+		b.r.Violation = &model.Violation{Property: p.Name, Message: o.msg}
+		b.r.Schedule, b.r.Cycle = o.sched, o.cycle
+		if len(o.sched) > b.r.Stats.Depth {
+			b.r.Stats.Depth = len(o.sched)
 		}
 		return
 	}
