@@ -26,8 +26,9 @@ type Target struct {
 	Machine  model.Machine
 	// Watchdog bounds a run under the Go scheduler (Real): one that has
 	// not ended after it is reported as a deadlock (rt.Env.WaitTimeout).
-	// 0: no bound (a busy-wait that never ends then hangs Real; a
-	// deadlock in rt's primitives is reported either way).
+	// NewTarget sets DefaultWatchdog; 0 is no bound (a busy-wait that
+	// never ends then hangs Real; a deadlock in rt's primitives is
+	// reported either way).
 	Watchdog time.Duration
 }
 
@@ -44,8 +45,14 @@ func NewTarget(p *model.Protocol, im *rt.Impl, variant string, given model.Param
 	if !im.Supports(variant) {
 		return nil, fmt.Errorf("the real implementation of %s does not implement variant %s (it has: %v)", p.Name, variant, im.Variants)
 	}
-	return &Target{Protocol: p, Impl: im, Variant: variant, Params: params, Machine: m}, nil
+	return &Target{Protocol: p, Impl: im, Variant: variant, Params: params, Machine: m, Watchdog: DefaultWatchdog}, nil
 }
+
+// DefaultWatchdog is a Target's bound on one run under the Go scheduler:
+// runs of these models end in milliseconds, so a run still going after a
+// minute is spinning on something that will not come, and is reported
+// instead of hanging its caller.
+const DefaultWatchdog = time.Minute
 
 // Controlled runs the implementation once under strategy s, then, if the
 // run ended with every goroutine done, runs the implementation's final

@@ -667,9 +667,14 @@ func (c *vcpuImpl) gup() {
 		c.walkPTE = 0
 		c.walk.Store(uint32(walkIRQOn))
 	case walkIRQOn:
-		// local_irq_enable: a quiescent state for RCU-sched.
-		w.qs[t].Add(1)
+		// local_irq_enable: a quiescent state for RCU-sched. The walk ends
+		// before the count moves. call_rcu_sched (freeTable) reads the
+		// count, then whether the vCPU walks: in the other order it could
+		// read the new count while the walk still showed, and wait for a
+		// second quiescent state that a vCPU with no walk left never
+		// passes (the model clears the vCPU's bit of gpWait in one step).
 		c.walk.Store(0)
+		w.qs[t].Add(1)
 		w.note("get_user_pages_fast: local_irq_enable (pending IPIs and the RCU-sched grace period may proceed)")
 	}
 }
