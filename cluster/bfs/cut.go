@@ -2,7 +2,6 @@ package bfs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -43,15 +42,8 @@ type cutManifest struct {
 }
 
 func readCutManifest(ctx context.Context, path string) (*cutManifest, error) {
-	b, err := store.ReadFile(ctx, path)
-	if err != nil {
-		return nil, err
-	}
 	var m cutManifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &m, nil
+	return &m, store.ReadJSON(ctx, path, &m)
 }
 
 type cutPartsFn struct{ Manifest string }

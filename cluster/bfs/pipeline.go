@@ -2,7 +2,6 @@ package bfs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -64,15 +63,8 @@ type manifest struct {
 }
 
 func readManifest(ctx context.Context, path string) (*manifest, error) {
-	b, err := store.ReadFile(ctx, path)
-	if err != nil {
-		return nil, err
-	}
 	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &m, nil
+	return &m, store.ReadJSON(ctx, path, &m)
 }
 
 // listFn emits the level's frontier files.
@@ -287,21 +279,11 @@ func (f *mergeFn) ProcessElement(ctx context.Context, part int, files func(*stri
 	if len(names) > 0 {
 		sum.Spills = map[int][]string{part: names}
 	}
-	lo, hi := store.PartRange(part, f.Bits)
-	old, err := store.OpenRun(ctx, f.runs[part], lo, hi)
+	merge, err := store.MergeRun(ctx, f.runs[part], f.RunPrefix, part, f.Bits)
 	if err != nil {
 		return err
 	}
-	defer old.Close()
-	id, err := store.RandomName()
-	if err != nil {
-		return err
-	}
-	runPath := fmt.Sprintf("%sp%05d-%s.fps", f.RunPrefix, part, id)
-	run, err := store.CreateRun(ctx, runPath)
-	if err != nil {
-		return err
-	}
+	defer merge.Close()
 	var front *store.Writer
 	var buf []byte
 	for i := range cands {
@@ -311,20 +293,15 @@ func (f *mergeFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		if i > 0 && cands[i-1].fp == c.fp {
 			continue // a later discovery of the same state
 		}
-		// Copy the visited fingerprints up to c.fp; an equal one means
-		// the state is not new.
-		seen, err := old.CopyUpTo(run, c.fp)
+		isNew, err := merge.Add(c.fp)
 		if err != nil {
 			return err
 		}
-		if seen {
+		if !isNew {
 			continue
 		}
-		if err := run.Write(c.fp); err != nil {
-			return err
-		}
 		if front == nil {
-			if front, err = store.Create(ctx, fmt.Sprintf("%sfront-p%05d-%s.rec", f.Prefix, part, id)); err != nil {
+			if front, err = store.Create(ctx, fmt.Sprintf("%sfront-p%05d-%s.rec", f.Prefix, part, merge.ID)); err != nil {
 				return err
 			}
 		}
@@ -334,10 +311,8 @@ func (f *mergeFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		}
 		sum.NewStates++
 	}
-	if err := old.CopyRest(run); err != nil {
-		return err
-	}
-	if err := run.Close(); err != nil {
+	stats, err := merge.Finish()
+	if err != nil {
 		return err
 	}
 	if front != nil {
@@ -347,8 +322,8 @@ func (f *mergeFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		sum.Frontier = map[int]string{part: front.Path()}
 	}
 	if front != nil || f.Rewrite {
-		sum.Runs = map[int]RunInfo{part: {Path: runPath, RunStats: run.Stats()}}
-	} else if err := store.Remove(ctx, runPath); err != nil {
+		sum.Runs = map[int]RunInfo{part: {Path: merge.Path, RunStats: stats}}
+	} else if err := store.Remove(ctx, merge.Path); err != nil {
 		return err
 	}
 	emit(sum.encode())

@@ -95,12 +95,72 @@ func (r *RunReader) CopyRest(w *RunWriter) error {
 	return err
 }
 
-// Close releases the file.
+// Close releases the file; closing twice is harmless.
 func (r *RunReader) Close() {
 	if r.rc != nil {
 		r.rc.Close()
+		r.rc = nil
 	}
 }
+
+// A RunMerge merges fingerprints, added in increasing order, into one
+// partition's visited run: it streams the old run and writes the merged
+// one under a new name, so that a failed attempt leaves the old intact.
+type RunMerge struct {
+	old *RunReader
+	run *RunWriter
+	// ID is the random part of the merged run's name, for the files
+	// written beside it; Path is its path.
+	ID, Path string
+}
+
+// MergeRun opens partition part (of 2^bits) of the run at prev ("" is an
+// empty run) and creates the merged run prefix + "pNNNNN-ID.fps".
+func MergeRun(ctx context.Context, prev, prefix string, part, bits int) (*RunMerge, error) {
+	lo, hi := PartRange(part, bits)
+	old, err := OpenRun(ctx, prev, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	id, err := RandomName()
+	if err != nil {
+		old.Close()
+		return nil, err
+	}
+	path := fmt.Sprintf("%sp%05d-%s.fps", prefix, part, id)
+	run, err := CreateRun(ctx, path)
+	if err != nil {
+		old.Close()
+		return nil, err
+	}
+	return &RunMerge{old: old, run: run, ID: id, Path: path}, nil
+}
+
+// Add merges fp, which must be above every fingerprint added before,
+// and reports whether it is new (not in the old run).
+func (m *RunMerge) Add(fp uint64) (isNew bool, err error) {
+	seen, err := m.old.CopyUpTo(m.run, fp)
+	if err != nil || seen {
+		return false, err
+	}
+	return true, m.run.Write(fp)
+}
+
+// Finish writes what is left of the old run, closes both runs and
+// returns the merged run's statistics.
+func (m *RunMerge) Finish() (RunStats, error) {
+	defer m.old.Close()
+	if err := m.old.CopyRest(m.run); err != nil {
+		return RunStats{}, err
+	}
+	if err := m.run.Close(); err != nil {
+		return RunStats{}, err
+	}
+	return m.run.Stats(), nil
+}
+
+// Close releases the old run, for a merge given up before Finish.
+func (m *RunMerge) Close() { m.old.Close() }
 
 // RunStats describe a run: how many fingerprints, the smallest and the
 // largest, and the smallest difference between two consecutive ones
@@ -122,16 +182,11 @@ type RunWriter struct {
 
 // CreateRun opens path for writing a run.
 func CreateRun(ctx context.Context, path string) (*RunWriter, error) {
-	fs, err := open(ctx, path)
+	w, bw, err := openWrite(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	return &RunWriter{path: path, w: w, bw: bufio.NewWriterSize(w, 1<<16), stats: RunStats{Gap: math.MaxUint64}}, nil
+	return &RunWriter{path: path, w: w, bw: bw, stats: RunStats{Gap: math.MaxUint64}}, nil
 }
 
 // Write appends fp, which must be larger than the previous one.

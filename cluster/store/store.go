@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,18 @@ func ReadFile(ctx context.Context, path string) ([]byte, error) {
 	}
 	defer fs.Close()
 	return filesystem.Read(ctx, fs, path)
+}
+
+// ReadJSON reads the JSON document at path into v.
+func ReadJSON(ctx context.Context, path string, v any) error {
+	b, err := ReadFile(ctx, path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // WriteFile writes a whole (small) file.
@@ -116,16 +129,25 @@ type Writer struct {
 
 // Create opens path for writing records, replacing any file there.
 func Create(ctx context.Context, path string) (*Writer, error) {
-	fs, err := open(ctx, path)
+	w, bw, err := openWrite(ctx, path)
 	if err != nil {
 		return nil, err
+	}
+	return &Writer{path: path, w: w, bw: bw}, nil
+}
+
+// openWrite opens path for writing, replacing any file there, buffered.
+func openWrite(ctx context.Context, path string) (io.WriteCloser, *bufio.Writer, error) {
+	fs, err := open(ctx, path)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer fs.Close()
 	w, err := fs.OpenWrite(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Writer{path: path, w: w, bw: bufio.NewWriterSize(w, 1<<16)}, nil
+	return w, bufio.NewWriterSize(w, 1<<16), nil
 }
 
 // Write appends one record.

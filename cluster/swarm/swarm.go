@@ -29,7 +29,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -347,11 +346,7 @@ type countFn struct {
 }
 
 func (f *countFn) Setup(ctx context.Context) error {
-	b, err := store.ReadFile(ctx, f.Manifest)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, &f.runs)
+	return store.ReadJSON(ctx, f.Manifest, &f.runs)
 }
 
 func (f *countFn) ProcessElement(ctx context.Context, part int, files func(*string) bool, emit func(string)) error {
@@ -387,45 +382,29 @@ func (f *countFn) ProcessElement(ctx context.Context, part int, files func(*stri
 		}
 		return cmp.Compare(a.walk, b.walk)
 	})
-	lo, hi := store.PartRange(part, f.Bits)
-	old, err := store.OpenRun(ctx, f.runs[part], lo, hi)
+	merge, err := store.MergeRun(ctx, f.runs[part], f.Prefix, part, f.Bits)
 	if err != nil {
 		return err
 	}
-	defer old.Close()
-	id, err := store.RandomName()
-	if err != nil {
-		return err
-	}
-	path := fmt.Sprintf("%sp%05d-%s.fps", f.Prefix, part, id)
-	run, err := store.CreateRun(ctx, path)
-	if err != nil {
-		return err
-	}
+	defer merge.Close()
 	out := Summary{NewStates: map[int]int64{}}
 	for i, v := range vs {
 		if i > 0 && vs[i-1].fp == v.fp {
 			continue
 		}
-		seen, err := old.CopyUpTo(run, v.fp)
+		isNew, err := merge.Add(v.fp)
 		if err != nil {
 			return err
 		}
-		if seen {
-			continue
+		if isNew {
+			out.NewStates[int(v.walk)]++
 		}
-		if err := run.Write(v.fp); err != nil {
-			return err
-		}
-		out.NewStates[int(v.walk)]++
 	}
-	if err := old.CopyRest(run); err != nil {
+	stats, err := merge.Finish()
+	if err != nil {
 		return err
 	}
-	if err := run.Close(); err != nil {
-		return err
-	}
-	out.Runs = map[int]RunInfo{part: {Path: path, RunStats: run.Stats()}}
+	out.Runs = map[int]RunInfo{part: {Path: merge.Path, RunStats: stats}}
 	emit(out.encode())
 	return nil
 }
