@@ -2,19 +2,17 @@ package explorer
 
 import (
 	"fmt"
-	"runtime/metrics"
 	"time"
 )
 
 // progress prints one line a second to Options.Progress once a run has
 // lasted a second. It needs Options.Clock; without one it does nothing.
 type progress struct {
-	opts   Options
-	start  time.Time
-	last   time.Time
-	tick   int
-	sample []metrics.Sample
-	peak   int64 // the most memory seen by memory()
+	opts  Options
+	start time.Time
+	last  time.Time
+	tick  int
+	meter Meter
 }
 
 func newProgress(o Options) *progress {
@@ -50,20 +48,7 @@ func (p *progress) report(states, transitions int64, depth int, frontier int) {
 		states, transitions, frontier, depth, rate, el.Round(time.Second))
 }
 
-func (p *progress) finish(s *Stats) {
-	p.memory()
-	s.PeakMemory = p.peak
-	if s.States > 0 {
-		s.BytesPerState = float64(p.peak) / float64(s.States)
-	}
-	if p.opts.Clock == nil {
-		return
-	}
-	s.Elapsed = p.opts.Clock().Sub(p.start)
-	if s.Elapsed > 0 {
-		s.StatesPerSec = float64(s.States) / s.Elapsed.Seconds()
-	}
-}
+func (p *progress) finish(s *Stats) { p.meter.Finish(s, p.opts.Clock, p.start) }
 
 // limit reports whether the search must stop now, why, and with which
 // verdict: Options.Stop was closed (Interrupted), or the time or memory
@@ -79,28 +64,8 @@ func (p *progress) limit(states int) (string, Verdict) {
 	if p.opts.TimeLimit > 0 && p.opts.Clock().Sub(p.start) >= p.opts.TimeLimit {
 		return fmt.Sprintf("time-limit=%s: the search did not finish in time", p.opts.TimeLimit), Bounded
 	}
-	if used := p.memory(); p.opts.MaxMemory > 0 && used >= p.opts.MaxMemory {
+	if used := p.meter.Memory(); p.opts.MaxMemory > 0 && used >= p.opts.MaxMemory {
 		return fmt.Sprintf("max-memory=%d MiB: the search would need more memory (%d MiB in use at %d states)", p.opts.MaxMemory>>20, used>>20, states), Bounded
 	}
 	return "", ""
-}
-
-// memory is what the Go runtime has mapped and not returned to the
-// system, plus what the explorer holds outside the heap: an upper bound
-// of the process's resident memory, read without stopping the world.
-func (p *progress) memory() int64 {
-	if p.sample == nil {
-		p.sample = []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	}
-	metrics.Read(p.sample)
-	var used int64
-	if p.sample[0].Value.Kind() == metrics.KindUint64 {
-		used = int64(p.sample[0].Value.Uint64())
-	}
-	if p.sample[1].Value.Kind() == metrics.KindUint64 {
-		used -= int64(p.sample[1].Value.Uint64())
-	}
-	used += mapped.Load() // the visited table's shards outside the heap
-	p.peak = max(p.peak, used)
-	return used
 }

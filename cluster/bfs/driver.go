@@ -21,7 +21,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/protocheck/protocheck/cluster/internal/procmem"
 	"github.com/protocheck/protocheck/cluster/store"
 	"github.com/protocheck/protocheck/cluster/target"
 	"github.com/protocheck/protocheck/explorer"
@@ -93,7 +92,7 @@ type driver struct {
 	out     *Outcome
 	metrics []int64
 	start   time.Time
-	peak    procmem.Peak
+	meter   explorer.Meter
 
 	bits     int
 	runs     []string
@@ -234,7 +233,7 @@ func (d *driver) run(ctx context.Context) error {
 			}
 			return fmt.Errorf("level %d: %w", level, err)
 		}
-		d.peak.Sample()
+		d.meter.Memory()
 		if level >= d.c.MaxSteps && sum.Successors > 0 {
 			// The local bfs stops before a level at depth max-steps if one
 			// of its states can still step, without expanding it.
@@ -486,17 +485,7 @@ func (d *driver) finish() {
 	for k, name := range d.m.Properties().Metrics {
 		r.Metrics = append(r.Metrics, explorer.Metric{Name: name, Transitions: d.metrics[k]})
 	}
-	d.peak.Sample()
-	s.PeakMemory = d.peak.Bytes
-	if s.States > 0 {
-		s.BytesPerState = float64(d.peak.Bytes) / float64(s.States)
-	}
-	if d.c.Clock != nil {
-		s.Elapsed = d.c.Clock().Sub(d.start)
-		if s.Elapsed > 0 {
-			s.StatesPerSec = float64(s.States) / s.Elapsed.Seconds()
-		}
-	}
+	d.meter.Finish(s, d.c.Clock, d.start)
 	n, m := float64(s.States), float64(s.Transitions+1)
 	s.FingerprintCollision = n * math.Max(m-n, 0) / math.Exp2(64)
 	var gap uint64 = math.MaxUint64

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/protocheck/protocheck/cluster/internal/procmem"
 	"github.com/protocheck/protocheck/cluster/store"
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
@@ -67,7 +66,7 @@ type driver struct {
 	r     *explorer.Result
 	out   *Outcome
 	start time.Time
-	peak  procmem.Peak
+	meter explorer.Meter
 	bits  int
 	runs  []string
 	// totals of the complete walks so far
@@ -120,7 +119,7 @@ func (d *driver) run(ctx context.Context, sampler *explorer.Sampler) error {
 		for p, ri := range sum.Runs {
 			d.runs[p] = ri.Path
 		}
-		d.peak.Sample()
+		d.meter.Memory()
 		d.out.Batches = append(d.out.Batches, Batch{First: first, End: first + walks, States: r.Stats.States, Elapsed: time.Since(t0)})
 		d.progress(first + walks)
 		if v >= 0 {
@@ -268,15 +267,5 @@ func (d *driver) cleanup(ctx context.Context) {
 // finish fills the time and memory statistics.
 func (d *driver) finish() {
 	s := &d.r.Stats
-	d.peak.Sample()
-	s.PeakMemory = d.peak.Bytes
-	if s.States > 0 {
-		s.BytesPerState = float64(d.peak.Bytes) / float64(s.States)
-	}
-	if d.c.Clock != nil {
-		s.Elapsed = d.c.Clock().Sub(d.start)
-		if s.Elapsed > 0 {
-			s.StatesPerSec = float64(s.States) / s.Elapsed.Seconds()
-		}
-	}
+	d.meter.Finish(s, d.c.Clock, d.start)
 }
