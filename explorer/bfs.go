@@ -654,8 +654,9 @@ func (wp *workerPool) work(w *expander, lr *levelRun, level *frontier, rd *front
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
 	for !lr.stop && lr.merged < nchunks {
-		switch j := lr.merged; {
-		case !lr.merging && lr.ready[j%window]:
+		switch {
+		case !lr.merging && lr.ready[lr.merged%window]:
+			j := lr.merged
 			lr.merging = true
 			c := wp.bufs[j%window]
 			lr.mu.Unlock()
