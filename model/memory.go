@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -175,8 +176,20 @@ func (m Mem) Init(a Addr, v uint64) { m.words[a] = v }
 // uvarint, then, under TSO, each buffer's length and entries (address,
 // value), as uvarints.
 func (m Mem) AppendKey(b []byte) []byte {
-	for _, w := range m.words {
-		b = appendUvarint(b, w)
+	// Most words are small: room for one byte each is made once and the
+	// one-byte forms written into it, until a word needs more.
+	n := len(b)
+	b = slices.Grow(b, len(m.words))[:n+len(m.words)]
+	k := b[n:]
+	for i, w := range m.words {
+		if w >= 0x80 {
+			b = b[:n+i]
+			for _, w := range m.words[i:] {
+				b = appendUvarint(b, w)
+			}
+			break
+		}
+		k[i] = byte(w)
 	}
 	for _, buf := range m.sb {
 		b = binary.AppendUvarint(b, uint64(len(buf)))
@@ -193,17 +206,22 @@ func (m Mem) AppendKey(b []byte) []byte {
 // memory the encoding came from, as a state's Init builds it), and returns
 // the rest of b. It reuses m's buffers.
 func (m *Mem) DecodeFrom(b []byte) ([]byte, error) {
-	for i := range m.words {
-		if len(b) > 0 && b[0] < 0x80 {
-			// Most words are small: the one-byte form, read inline.
-			m.words[i], b = uint64(b[0]), b[1:]
-			continue
+	words := m.words
+	i := 0
+	if len(b) >= len(words) {
+		// Most words are small: their one-byte forms are read inline
+		// until a word needs more.
+		for ; i < len(words) && b[i] < 0x80; i++ {
+			words[i] = uint64(b[i])
 		}
+		b = b[i:]
+	}
+	for ; i < len(words); i++ {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
 			return nil, fmt.Errorf("memory: word %s: truncated encoding", m.names[i])
 		}
-		m.words[i], b = v, b[n:]
+		words[i], b = v, b[n:]
 	}
 	for t := range m.sb {
 		k, n := binary.Uvarint(b)
