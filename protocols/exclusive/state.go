@@ -1,6 +1,7 @@
 package exclusive
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -156,25 +157,44 @@ func (s *state) AppendKey(b []byte) []byte {
 	m := s.m
 	n := len(m.threads)
 	b = s.mem.AppendKey(b)
-	b = slices.Grow(b, m.keyMax)
+	// The fields are written at offsets into room for the longest
+	// encoding (keyMax), a call stack and a work list each as one word
+	// whose bytes past sp or qlen the next field overwrites: a copy of a
+	// variable length would be a call to the runtime, and this encoding is
+	// run for every successor the explorer generates.
+	off := len(b)
+	b = slices.Grow(b, m.keyMax)[:off+m.keyMax]
+	k := b[off:]
+	i := 0
 	for t := 0; t < n; t++ {
 		th := &s.th[t]
-		b = append(b, th.pc, th.sp)
-		b = append(b, th.stack[:th.sp]...)
-		b = append(b, th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued, th.flags, b2u(s.active[t]))
+		w := k[i : i+2+maxStack]
+		w[0], w[1] = th.pc, th.sp
+		binary.LittleEndian.PutUint32(w[2:], binary.LittleEndian.Uint32(th.stack[:]))
+		i += 2 + int(th.sp)
+		v := k[i : i+9]
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8] = th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued, th.flags, b2u(s.active[t])
+		i += 9
 	}
-	b = append(b, mutexByte(s.listLock), mutexByte(s.bql),
+	g := k[i : i+8]
+	g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7] = mutexByte(s.listLock), mutexByte(s.bql),
 		condByte(&s.exclusiveCond), condByte(&s.resumeCond), condByte(&s.workCond),
-		b2u(s.workOngoing), s.gen, s.spurUsed)
+		b2u(s.workOngoing), s.gen, s.spurUsed
+	i += 8
 	for c := 0; c < m.ncpus; c++ {
-		b = append(b, mutexByte(s.cpuLock[c]), s.cpuFlags(c), s.execGen[c],
-			condByte(&s.cpuCond[c]), condByte(&s.haltCond[c]), s.qlen[c])
-		b = append(b, s.queue[c][:s.qlen[c]]...)
+		w := k[i : i+6+maxItems]
+		w[0], w[1], w[2], w[3], w[4], w[5] = mutexByte(s.cpuLock[c]), s.cpuFlags(c), s.execGen[c],
+			condByte(&s.cpuCond[c]), condByte(&s.haltCond[c]), s.qlen[c]
+		binary.LittleEndian.PutUint64(w[6:], binary.LittleEndian.Uint64(s.queue[c][:]))
+		i += 6 + int(s.qlen[c])
 	}
-	return append(b, s.ran[:m.nitems]...)
+	i += copy(k[i:], s.ran[:m.nitems])
+	return b[:off+i]
 }
 
 // Decode reads a state encoded by AppendKey (of the same machine) into s.
+// Like AppendKey, it reads a call stack or a work list as one word, masked
+// to its length.
 func (s *state) Decode(b []byte) error {
 	m := s.m
 	n := len(m.threads)
@@ -195,16 +215,16 @@ func (s *state) Decode(b []byte) error {
 			return errTruncated
 		}
 		th.pc, th.sp = pc, sp
-		copy(th.stack[:], b[2:2+sp])
-		clear(th.stack[sp:])
-		b = b[2+sp:]
-		th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued = b[0], b[1], b[2], b[3], b[4], b[5], b[6]
-		if b[7] > tAll {
-			return fmt.Errorf("exclusive: %s with flags %#x", m.threads[t], b[7])
+		// 11+sp >= 2+maxStack bytes: the whole word is there.
+		binary.LittleEndian.PutUint32(th.stack[:], binary.LittleEndian.Uint32(b[2:])&(1<<(8*uint(sp))-1))
+		v := b[2+sp : 11+sp]
+		th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+		if v[7] > tAll {
+			return fmt.Errorf("exclusive: %s with flags %#x", m.threads[t], v[7])
 		}
-		th.flags = b[7]
-		s.active[t] = b[8] != 0
-		b = b[9:]
+		th.flags = v[7]
+		s.active[t] = v[8] != 0
+		b = b[11+sp:]
 	}
 	if len(b) < 8 {
 		return errTruncated
@@ -234,8 +254,15 @@ func (s *state) Decode(b []byte) error {
 		s.exclusiveWaiter[c], s.exclusiveOngoing[c], s.inExec[c] = f&fExclusiveWaiter != 0, f&fExclusiveOngoing != 0, f&fInExec != 0
 		s.execGen[c] = b[2]
 		s.qlen[c] = uint8(k)
-		copy(s.queue[c][:], b[6:6+k])
-		clear(s.queue[c][k:])
+		var q uint64
+		if len(b) >= 6+maxItems {
+			q = binary.LittleEndian.Uint64(b[6:])
+		} else { // the last CPU's list, near the end of the encoding
+			var w [maxItems]byte
+			copy(w[:], b[6:6+k])
+			q = binary.LittleEndian.Uint64(w[:])
+		}
+		binary.LittleEndian.PutUint64(s.queue[c][:], q&(^uint64(0)>>(64-8*uint(k))))
 		b = b[6+k:]
 	}
 	if len(b) != m.nitems {
@@ -244,6 +271,10 @@ func (s *state) Decode(b []byte) error {
 	copy(s.ran[:], b)
 	return nil
 }
+
+// AppendKey and Decode move a call stack as one uint32 and a work list as
+// one uint64: this fails to compile when the sizes change.
+var _ = [1]int{}[maxStack-4] + [1]int{}[maxItems-8]
 
 var (
 	errTruncated = errors.New("exclusive: truncated state encoding")
