@@ -50,11 +50,20 @@ type thread struct {
 
 // state is one global state. Shared words that the upstream protocol reads
 // without a lock (pending_cpus, cpu->running, wi->done) live in mem; fields
-// that the code only touches under a lock are plain fields next to that
-// lock; observers for the properties are kept apart at the end.
+// that the code only touches under a lock are plain fields (in vars) next
+// to that lock; observers for the properties are kept apart at the end.
 type state struct {
+	vars
 	mem model.Mem
-	th  [maxThreads]thread
+	// m names threads and variables for Vars and sizes the encoding; it is
+	// immutable and shared.
+	m *machine
+}
+
+// vars is every field of a state but the memory and the machine: plain
+// data without pointers, so that CopyFrom copies it in one move.
+type vars struct {
+	th [maxThreads]thread
 
 	listLock model.Mutex // qemu_cpu_list_lock
 	bql      model.Mutex
@@ -90,10 +99,6 @@ type state struct {
 	active  [maxThreads]bool // between start_exclusive's return and end_exclusive's call
 	gen     uint8            // bumped by every exclusive section (linearizability)
 	execGen [maxCPUs]uint8   // gen seen when the CPU entered exec
-
-	// m names threads and variables for Vars and sizes the encoding; it is
-	// immutable and shared.
-	m *machine
 }
 
 // The encoding (AppendKey, Decode) is the form in which the explorer
@@ -110,9 +115,7 @@ type state struct {
 // field is plain data but the memory, whose buffers s keeps.
 func (s *state) CopyFrom(src model.State) {
 	o := src.(*state)
-	mem := s.mem
-	*s = *o
-	s.mem = mem
+	s.vars = o.vars
 	s.mem.CopyFrom(o.mem)
 }
 
@@ -147,10 +150,29 @@ func mutexByte(mu model.Mutex) byte { return byte(mu.Holder() + 1) }
 // machine (at most maxThreads, so a byte holds it).
 func condByte(c *model.Cond) byte { return byte(c.Set()) }
 
+// cpuFlags is CPU c's booleans as one byte. Written as one test per flag
+// it is small enough to be inlined, and compiles without branches.
 func (s *state) cpuFlags(c int) byte {
-	return b2u(s.hasWaiter[c])*fHasWaiter | b2u(s.inList[c])*fInList | b2u(s.running[c])*fRunning |
-		b2u(s.exclusiveWaiter[c])*fExclusiveWaiter | b2u(s.exclusiveOngoing[c])*fExclusiveOngoing |
-		b2u(s.inExec[c])*fInExec
+	var f byte
+	if s.hasWaiter[c] {
+		f |= fHasWaiter
+	}
+	if s.inList[c] {
+		f |= fInList
+	}
+	if s.running[c] {
+		f |= fRunning
+	}
+	if s.exclusiveWaiter[c] {
+		f |= fExclusiveWaiter
+	}
+	if s.exclusiveOngoing[c] {
+		f |= fExclusiveOngoing
+	}
+	if s.inExec[c] {
+		f |= fInExec
+	}
+	return f
 }
 
 func (s *state) AppendKey(b []byte) []byte {
