@@ -491,6 +491,9 @@ type chunk struct {
 	keys   []byte
 	counts []int64
 	done   chan struct{}
+	// The slice headers above are written for every successor; chunks are
+	// allocated together and expanded by different workers at once.
+	_ [64]byte
 }
 
 type expansion struct {
