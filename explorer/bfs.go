@@ -532,7 +532,9 @@ type expander struct {
 }
 
 func newExpander(m model.Machine, keyOf keyFunc, sym bool) *expander {
-	return &expander{st: newStepper(m), keyOf: keyOf, sym: sym}
+	st := newStepper(m)
+	st.space()
+	return &expander{st: st, keyOf: keyOf, sym: sym}
 }
 
 // expand appends the expansion of the state encoded as key to c: like the

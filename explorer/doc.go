@@ -98,9 +98,10 @@
 // i.e. the lowest (parent, choice) pair of the shortest ones) and metrics.
 // Only timing differs. Workers may expand a little past a violation;
 // that work is discarded. What each worker writes for every step (its
-// scratch states and Exec, the headers of the chunk it fills) is kept off
-// the other workers' cache lines: written in one line, they would make
-// each core wait for the other's copy of it.
+// scratch states and Exec, the headers of the chunk it fills) is
+// allocated apart from the other workers' (spare objects between them,
+// padding after them): written in one cache line, they would make each
+// core wait for the other's copy of it.
 //
 // # Partial-order reduction in dfs
 //
