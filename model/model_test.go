@@ -170,3 +170,25 @@ func TestVariantAccepts(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMem encodes and decodes a memory of seven small words, as the
+// explorer does for every successor and every state expanded.
+func BenchmarkMem(b *testing.B) {
+	m := model.NewMem("a", "b", "c", "d", "e", "f", "g")
+	m.Init(3, 100)
+	key := m.AppendKey(nil)
+	b.Run("encode", func(b *testing.B) {
+		buf := make([]byte, 0, 64)
+		for i := 0; i < b.N; i++ {
+			buf = m.AppendKey(buf[:0])
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		d := model.NewMem("a", "b", "c", "d", "e", "f", "g")
+		for i := 0; i < b.N; i++ {
+			if _, err := d.DecodeFrom(key); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -35,24 +35,8 @@ func BenchmarkBFS(b *testing.B) {
 // the model's own cost: decoding, stepping every thread and encoding each
 // successor, as the explorer does.
 func BenchmarkStep(b *testing.B) {
-	m, _, err := Protocol.Instantiate("upstream", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	// A state in the middle of the run: vcpu0 inside start_exclusive,
-	// the others on their way into cpu_exec.
-	var sched []model.Choice
-	for _, run := range []struct{ thread, steps int }{{0, 21}, {1, 7}, {2, 4}} {
-		for i := 0; i < run.steps; i++ {
-			sched = append(sched, model.Choice{Thread: run.thread})
-		}
-	}
-	ex, err := explorer.Execute(m, sched)
-	if err != nil || ex.Violation != nil {
-		b.Fatalf("%v %v", err, ex.Violation)
-	}
-	key := ex.States[len(ex.States)-1].AppendKey(nil)
-	s := m.Init()
+	m, s := midRun(b)
+	key := s.AppendKey(nil)
 	x := model.NewExec(len(m.Properties().Metrics))
 	var succ []byte
 	b.ReportAllocs()
@@ -67,4 +51,54 @@ func BenchmarkStep(b *testing.B) {
 			succ = s.AppendKey(succ[:0])
 		}
 	}
+}
+
+// BenchmarkState measures the three things the explorer does to a state
+// besides stepping it, on the state of BenchmarkStep: encoding it (for
+// every successor), decoding it (for every state expanded) and copying it
+// (before every step tried).
+func BenchmarkState(b *testing.B) {
+	m, s := midRun(b)
+	key := s.AppendKey(nil)
+	b.Run("encode", func(b *testing.B) {
+		buf := make([]byte, 0, 2*len(key))
+		for i := 0; i < b.N; i++ {
+			buf = s.AppendKey(buf[:0])
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		d := m.Init()
+		for i := 0; i < b.N; i++ {
+			if err := d.Decode(key); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		d := m.Init().(model.Copier)
+		for i := 0; i < b.N; i++ {
+			d.CopyFrom(s)
+		}
+	})
+}
+
+// midRun returns the default upstream machine and a state in the middle of
+// a run: vcpu0 inside start_exclusive, the others on their way into
+// cpu_exec.
+func midRun(b *testing.B) (model.Machine, model.State) {
+	m, _, err := Protocol.Instantiate("upstream", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sched []model.Choice
+	for _, run := range []struct{ thread, steps int }{{0, 21}, {1, 7}, {2, 4}} {
+		for i := 0; i < run.steps; i++ {
+			sched = append(sched, model.Choice{Thread: run.thread})
+		}
+	}
+	ex, err := explorer.Execute(m, sched)
+	if err != nil || ex.Violation != nil {
+		b.Fatalf("%v %v", err, ex.Violation)
+	}
+	return m, ex.States[len(ex.States)-1]
 }

@@ -183,7 +183,8 @@ func (s *state) AppendKey(b []byte) []byte {
 	// encoding (keyMax), a call stack and a work list each as one word
 	// whose bytes past sp or qlen the next field overwrites: a copy of a
 	// variable length would be a call to the runtime, and this encoding is
-	// run for every successor the explorer generates.
+	// run for every successor the explorer generates. Like any append, it
+	// may write past the returned length, in b's spare capacity.
 	off := len(b)
 	b = slices.Grow(b, m.keyMax)[:off+m.keyMax]
 	k := b[off:]
