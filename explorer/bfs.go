@@ -490,7 +490,6 @@ type chunk struct {
 	succs  []succRec
 	keys   []byte
 	counts []int64
-	done   chan struct{}
 	// The slice headers above are written for every successor; chunks are
 	// allocated together and expanded by different workers at once.
 	_ [64]byte
@@ -525,16 +524,30 @@ func (c *chunk) reset() {
 
 // expander expands states; each worker has its own.
 type expander struct {
-	st    *stepper
-	keyOf keyFunc
-	sym   bool
-	live  bool // compute each successor's pending progress properties
+	st *stepper
+	// spacers are states and Execs made after the stepper's own and never
+	// touched, so that the next worker's are not allocated next to them:
+	// the Go allocator hands out objects of one size in consecutive slots,
+	// and two workers writing their scratch states, memories and Execs in
+	// one cache line would make each core wait for the other's (false
+	// sharing). spacers (4) of each are at least a cache line of each size
+	// the model allocates, for sizes of 16 bytes and more.
+	spacers []any
+	keyOf   keyFunc
+	sym     bool
+	live    bool // compute each successor's pending progress properties
 }
 
+// spacers is how many spare states and Execs separate two workers'
+// steppers (expander.spacers).
+const spacers = 4
+
 func newExpander(m model.Machine, keyOf keyFunc, sym bool) *expander {
-	st := newStepper(m)
-	st.space()
-	return &expander{st: st, keyOf: keyOf, sym: sym}
+	w := &expander{st: newStepper(m), keyOf: keyOf, sym: sym}
+	for i := 0; i < spacers; i++ {
+		w.spacers = append(w.spacers, m.Init(), model.NewExec(len(w.st.props.Metrics)))
+	}
+	return w
 }
 
 // expand appends the expansion of the state encoded as key to c: like the

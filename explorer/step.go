@@ -29,27 +29,8 @@ type stepper struct {
 	// step. Otherwise each step decodes the parent's encoding.
 	base   model.State
 	copier model.Copier
-	parent []byte // what load was given
-	// spacers (a bfs worker's stepper) are states and Execs made after
-	// the ones the stepper uses and never touched, so that the next
-	// worker's are not allocated next to them: the Go allocator hands out
-	// objects of one size in consecutive slots, and two workers writing
-	// their scratch states, memories and Execs in one cache line would
-	// make each core wait for the other's (false sharing).
-	spacers []any
-	_       [64]byte // nor share a line with what is allocated next
-}
-
-// spacers is how many states and Execs separate two workers' steppers:
-// at least a cache line of each size the model allocates, for sizes of 16
-// bytes and more.
-const spacers = 4
-
-// space makes the stepper's spacers.
-func (st *stepper) space() {
-	for i := 0; i < spacers; i++ {
-		st.spacers = append(st.spacers, st.m.Init(), model.NewExec(len(st.props.Metrics)))
-	}
+	parent []byte   // what load was given
+	_      [64]byte // a worker's stepper shares no cache line with what is allocated next
 }
 
 func newStepper(m model.Machine) *stepper {
