@@ -155,9 +155,13 @@ func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, ms
 	g := &b.g
 	n := int32(b.parent.len())
 	bit := uint8(1) << uint(k)
-	pending := func(v int32) bool { return b.pend.at(int(v))&bit != 0 }
+	pending := newBitset(n)
 	for v := int32(0); v < n; v++ {
-		if pending(v) && g.start.at(int(v)) == g.start.at(int(v+1)) {
+		if b.pend.at(int(v))&bit == 0 {
+			continue
+		}
+		pending.add(v)
+		if g.start.at(int(v)) == g.start.at(int(v+1)) {
 			s := b.schedule(v)
 			return s, 0, fmt.Sprintf("never discharged: every thread is done after step %d with it still pending", len(s))
 		}
@@ -165,7 +169,7 @@ func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, ms
 	var c component // the fair component found first by bfs (its least index)
 	g.sccs(n, pending, func(members []int32) {
 		cand := component{members: members}
-		if !g.nontrivial(cand, pending) || fair && !g.fair(cand) {
+		if fair && !g.fair(cand) {
 			return
 		}
 		if c.members == nil || members[0] < c.members[0] {
@@ -205,66 +209,98 @@ type component struct {
 	members []int32
 }
 
+// A bitset is a set of state indices, one bit each: a membership test
+// on the hot path of sccs is one load from a table a 64th of the states'
+// count in words, which stays in cache where a per-state column would not.
+type bitset []uint64
+
+func newBitset(n int32) bitset { return make(bitset, (int(n)+63)/64) }
+
+func (s bitset) add(v int32)      { s[v>>6] |= 1 << (uint(v) & 63) }
+func (s bitset) has(v int32) bool { return s[v>>6]&(1<<(uint(v)&63)) != 0 }
+
 // sccs calls visit with the members (sorted; the slice is reused) of every
-// strongly connected component of the subgraph induced by the states where
-// in holds, with Tarjan's algorithm made iterative. Nothing is allocated
-// per component: a search of millions of states has millions of them,
-// almost all a single state without a cycle.
-func (g *graph) sccs(n int32, in func(int32) bool, visit func(members []int32)) {
-	index := make([]int32, n) // 0: unvisited; else discovery order + 1
-	low := make([]int32, n)
-	onStack := make([]bool, n)
+// strongly connected component of the subgraph induced by the states in
+// in that has a cycle: more than one state, or a state with an edge to
+// itself. Nothing is allocated per component: a search of millions of
+// states has millions of them, almost all a single state without a cycle,
+// which sccs passes over without a call.
+//
+// It is Tarjan's algorithm made iterative, in Pearce's space-efficient
+// form ("A space-efficient algorithm for finding strongly connected
+// components", IPL 116(1), 2016): one int32 per state (rindex) stands for
+// Tarjan's index, lowlink and on-stack flag. While a state is on the
+// search path or the component stack, rindex is its discovery number, or
+// the least one it reaches; once its component is complete, rindex is
+// the component's number, counted down from n-1, and discovery numbers
+// are handed back as components complete, so a completed state's rindex
+// is never below a live one's and the lowlink minimum ignores it without
+// a test. On graphs of millions of states the search is a walk of cache
+// misses, and one array instead of three is most of its cost saved.
+func (g *graph) sccs(n int32, in bitset, visit func(members []int32)) {
+	rindex := make([]int32, n) // 0: unvisited
 	var stack, members []int32
 	type frame struct {
-		v int32
-		e int32 // next edge to look at
+		v    int32
+		e    int32 // next edge to look at
+		root bool  // no edge so far led below v's discovery number
+		loop bool  // v has an edge to itself
 	}
 	var calls []frame
-	next := int32(1)
-	for root := int32(0); root < n; root++ {
-		if !in(root) || index[root] != 0 {
+	index, comp := int32(1), n-1
+	for r := int32(0); r < n; r++ {
+		if rindex[r] != 0 || !in.has(r) {
 			continue
 		}
-		index[root], low[root] = next, next
-		next++
-		stack = append(stack, root)
-		onStack[root] = true
-		calls = append(calls, frame{root, g.start.at(int(root))})
+		rindex[r] = index
+		index++
+		calls = append(calls, frame{v: r, e: g.start.at(int(r)), root: true})
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
 			v := f.v
 			if f.e < g.start.at(int(v+1)) {
 				w := g.to.at(int(f.e))
 				f.e++
-				switch {
-				case !in(w):
-				case index[w] == 0:
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					calls = append(calls, frame{w, g.start.at(int(w))})
-				case onStack[w]:
-					low[v] = min(low[v], index[w])
+				if !in.has(w) {
+					continue
 				}
+				if rindex[w] == 0 {
+					rindex[w] = index
+					index++
+					calls = append(calls, frame{v: w, e: g.start.at(int(w)), root: true})
+					continue
+				}
+				if rindex[w] < rindex[v] {
+					rindex[v], f.root = rindex[w], false
+				}
+				f.loop = f.loop || w == v
 				continue
 			}
+			// v is finished: fold its lowlink into its caller's, as the
+			// recursive algorithm does on returning from visit(w).
+			root, loop := f.root, f.loop
 			calls = calls[:len(calls)-1]
 			if len(calls) > 0 {
-				u := calls[len(calls)-1].v
-				low[u] = min(low[u], low[v])
-			}
-			if low[v] == index[v] {
-				members = members[:0]
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					members = append(members, w)
-					if w == v {
-						break
-					}
+				if u := &calls[len(calls)-1]; rindex[v] < rindex[u.v] {
+					rindex[u.v], u.root = rindex[v], false
 				}
+			}
+			if !root {
+				stack = append(stack, v)
+				continue
+			}
+			members = append(members[:0], v)
+			index--
+			for len(stack) > 0 && rindex[v] <= rindex[stack[len(stack)-1]] {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				rindex[w] = comp
+				index--
+				members = append(members, w)
+			}
+			rindex[v] = comp
+			comp--
+			if len(members) > 1 || loop {
 				slices.Sort(members)
 				visit(members)
 			}
@@ -276,21 +312,6 @@ func (g *graph) sccs(n int32, in func(int32) bool, visit func(members []int32)) 
 func (c component) has(w int32) bool {
 	_, ok := slices.BinarySearch(c.members, w)
 	return ok
-}
-
-// nontrivial: the component has a cycle (more than one state, or a
-// self-loop).
-func (g *graph) nontrivial(c component, in func(int32) bool) bool {
-	if len(c.members) > 1 {
-		return true
-	}
-	v := c.members[0]
-	for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-		if g.to.at(int(e)) == v {
-			return true
-		}
-	}
-	return false
 }
 
 // units describes, for a component, which fairness units are enabled in
