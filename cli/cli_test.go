@@ -415,3 +415,22 @@ func TestCleanBFSNamesItsProgressProperties(t *testing.T) {
 		t.Errorf("--json: progress %q under %q (%v)", doc.Progress, doc.Fairness, err)
 	}
 }
+
+// With several workers the linearizability walks run beside the search;
+// what explore prints is the same as with one worker, where they run
+// after it, and a violation the search finds is reported as before.
+func TestExploreSameOutputForAnyWorkerCount(t *testing.T) {
+	for _, args := range [][]string{
+		{"explore", "cputlb/synced", "migration=0", "commit=0"},
+		{"explore", "pvflush/posted"},
+	} {
+		code1, out1, _ := check(t, append(args, "--workers", "1")...)
+		code2, out2, _ := check(t, append(args, "--workers", "2")...)
+		if code1 != code2 || out1 != out2 {
+			t.Errorf("%v: workers 1 exit %d, workers 2 exit %d\n%s\n%s", args, code1, code2, out1, out2)
+		}
+		if !strings.Contains(out1, "linearizability: the histories of 200 random walks") && code1 == cli.ExitOK {
+			t.Errorf("%v: no linearizability line:\n%s", args, out1)
+		}
+	}
+}

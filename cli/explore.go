@@ -209,6 +209,36 @@ const (
 	linWalkSteps = 2000
 )
 
+// A linResult is the outcome of the linearizability walks.
+type linResult struct {
+	r   *explorer.Result
+	err error
+}
+
+// startLinWalks runs the linearizability walks of m on a goroutine of
+// their own; stop (the command's interrupt) or cancel ends them early.
+func startLinWalks(m model.Machine, stop, cancel <-chan struct{}) <-chan linResult {
+	walkStop, finished := make(chan struct{}), make(chan struct{})
+	done := make(chan linResult, 1)
+	go func() {
+		// Either channel closing stops the walks; the watcher ends with
+		// them.
+		select {
+		case <-stop:
+			close(walkStop)
+		case <-cancel:
+			close(walkStop)
+		case <-finished:
+		}
+	}()
+	go func() {
+		defer close(finished)
+		r, err := explorer.Explore(m, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: linWalks, MaxSteps: linWalkSteps, Stop: walkStop})
+		done <- linResult{r, err}
+	}()
+	return done
+}
+
 // exploreVariant instantiates and explores one variant; a counterexample
 // from a strategy other than bfs is minimized, as DESIGN.md asks. The
 // command's stop channel interrupts it.
@@ -217,6 +247,20 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 	m, params, err := p.Instantiate(variant, given)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	// bfs and dfs merge paths, so they cannot check a property of whole
+	// histories: seeded random walks do, so that "ok" covers every
+	// property the protocol names. The walks depend on nothing the search
+	// finds, so with several workers they run beside it, on the processor
+	// time the search leaves idle (its serial progress check and level
+	// ends); their result is used only if the search ends clean, exactly
+	// as when they run after it.
+	lin := (opts.Strategy == explorer.BFS || opts.Strategy == explorer.DFS) && m.Properties().Spec != nil
+	var walks <-chan linResult
+	linStop := make(chan struct{})
+	defer close(linStop)
+	if lin && opts.Workers > 1 {
+		walks = startLinWalks(m, c.stop, linStop)
 	}
 	r, err := explorer.Explore(m, opts)
 	if err != nil {
@@ -238,11 +282,12 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 			o.progressHeld = append(o.progressHeld, pp.Name)
 		}
 	}
-	if r.Violation == nil && r.Verdict != explorer.Interrupted && (r.Strategy == explorer.BFS || r.Strategy == explorer.DFS) && m.Properties().Spec != nil {
-		// bfs and dfs merge paths, so they cannot check a property of whole
-		// histories: seeded random walks do, so that "ok" covers every
-		// property the protocol names.
-		lr, err := explorer.Explore(m, explorer.Options{Strategy: explorer.Random, Seed: 1, Runs: linWalks, MaxSteps: linWalkSteps, Stop: c.stop})
+	if r.Violation == nil && r.Verdict != explorer.Interrupted && lin {
+		if walks == nil {
+			walks = startLinWalks(m, c.stop, linStop)
+		}
+		w := <-walks
+		lr, err := w.r, w.err
 		if err != nil {
 			return nil, err
 		}
