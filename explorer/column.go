@@ -41,3 +41,16 @@ func (c *column[T]) view() column[T] {
 func (c *column[T]) bytes(size int) int64 {
 	return int64(len(c.chunks))*colSize*int64(size) + int64(cap(c.chunks))*24
 }
+
+// written returns a slice of n zero values whose memory has been written
+// once, for a large array the caller reads before it writes (a lookup
+// table, a counter per state). A fresh allocation comes from the system
+// untouched, and a page first read is mapped to the shared zero page: the
+// first write to it then faults a second time and replaces the mapping,
+// which flushes the page from the TLB of every processor the search runs
+// on. Clearing writes each page first, and costs less than those faults.
+func written[T any](n int) []T {
+	s := make([]T, n)
+	clear(s)
+	return s
+}

@@ -214,7 +214,7 @@ type component struct {
 // count in words, which stays in cache where a per-state column would not.
 type bitset []uint64
 
-func newBitset(n int32) bitset { return make(bitset, (int(n)+63)/64) }
+func newBitset(n int32) bitset { return written[uint64]((int(n) + 63) / 64) }
 
 func (s bitset) add(v int32)      { s[v>>6] |= 1 << (uint(v) & 63) }
 func (s bitset) has(v int32) bool { return s[v>>6]&(1<<(uint(v)&63)) != 0 }
@@ -238,7 +238,7 @@ func (s bitset) has(v int32) bool { return s[v>>6]&(1<<(uint(v)&63)) != 0 }
 // a test. On graphs of millions of states the search is a walk of cache
 // misses, and one array instead of three is most of its cost saved.
 func (g *graph) sccs(n int32, in bitset, visit func(members []int32)) {
-	rindex := make([]int32, n) // 0: unvisited
+	rindex := written[int32](int(n)) // 0: unvisited
 	var stack, members []int32
 	type frame struct {
 		v    int32

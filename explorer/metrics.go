@@ -116,10 +116,10 @@ func (g *graph) summarise(names []string, terminal *column[bool], totals []int64
 		return out
 	}
 	M := g.metrics
-	count := make([]float64, n)
-	sum := make([]float64, n*M)
-	lo := make([]int64, n*M)
-	hi := make([]int64, n*M)
+	count := written[float64](n)
+	sum := written[float64](n * M)
+	lo := written[int64](n * M)
+	hi := written[int64](n * M)
 	for i := n - 1; i >= 0; i-- {
 		v := order[i]
 		if terminal.at(int(v)) {
@@ -161,7 +161,7 @@ func (g *graph) summarise(names []string, terminal *column[bool], totals []int64
 // topo returns the states in a topological order (Kahn's algorithm), or
 // false if the graph has a cycle.
 func (g *graph) topo(n int) ([]int32, bool) {
-	indeg := make([]int32, n)
+	indeg := written[int32](n)
 	for e := 0; e < g.to.len(); e++ {
 		indeg[g.to.at(e)]++
 	}

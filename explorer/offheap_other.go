@@ -8,7 +8,7 @@ import "sync/atomic"
 var mapped atomic.Int64
 
 // allocWords returns n zeroed words (from the Go heap on this system).
-func allocWords(n int) ([]uint64, bool) { return make([]uint64, n), false }
+func allocWords(n int) ([]uint64, bool) { return written[uint64](n), false }
 
 // freeWords leaves heap words to the collector.
 func freeWords([]uint64, bool) {}

@@ -18,13 +18,23 @@ var mapped atomic.Int64
 // in the heap the old table would linger, garbage, until the collector's
 // next cycle, and the largest searches would peak at half again the
 // memory they need. Falls back to the heap if the system refuses.
+//
+// The pages are mapped when the words are allocated (populate, on Linux),
+// not on first touch: a table shard is read before it is written (a
+// probe, touch's early loads), and a page first read is mapped to the
+// shared zero page, so the first write to it faults a second time and
+// replaces that mapping, which flushes the page from the TLB of every
+// processor running the search: with two workers, an interrupt of the
+// other worker for nearly every page of every table. Mapping them at
+// once costs no more than faulting them in one by one (every page of a
+// table or arena chunk is written soon after), and avoids both faults.
 func allocWords(n int) (w []uint64, offHeap bool) {
 	if n < 1<<13 { // small tables stay in the heap: a page each would waste more
-		return make([]uint64, n), false
+		return written[uint64](n), false
 	}
-	b, err := syscall.Mmap(-1, 0, n*8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	b, err := syscall.Mmap(-1, 0, n*8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE|populate)
 	if err != nil {
-		return make([]uint64, n), false
+		return written[uint64](n), false
 	}
 	mapped.Add(int64(n) * 8)
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n), true
