@@ -215,6 +215,9 @@ func (v *visited) store(key []byte) uint64 {
 		if last < 6 {
 			size = 1 << (16 + last + 1) // 64 KiB, 128 KiB, ... up to 4 MiB
 		}
+		// A key longer than the chunk the policy gives (up to maxKeyLen,
+		// past 64 KiB) gets one its size, rounded up to a word.
+		size = max(size, (len(key)+7)&^7)
 		w, off := allocWords(size / 8)
 		v.chunks = append(v.chunks, unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), size))
 		v.chunkOff = append(v.chunkOff, off)
