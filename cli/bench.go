@@ -17,8 +17,9 @@ import (
 // Times depend on the machine; the counts do not.
 func (c *command) bench(args []string) (int, error) {
 	stdout := c.stdout
-	fs := c.newFlags("bench", "bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]")
+	fs := c.newFlags("bench", "bench [--json] [--config NAME,...] [PROTOCOL[/VARIANT] ...] [key=value ...]")
 	asJSON := fs.Bool("json", false, "print JSON")
+	only := fs.String("config", "", "run only these configurations, by the names the table prints, comma-separated (\"bfs,bfs workers=2\")")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -88,6 +89,11 @@ func (c *command) bench(args []string) (int, error) {
 		if n := runtime.NumCPU(); n > 2 {
 			configs = append(configs, explorer.BenchConfig{Name: fmt.Sprintf("bfs workers=%d", n), Options: explorer.Options{Strategy: explorer.BFS, Workers: n}})
 		}
+		if *only != "" {
+			if configs, err = selectConfigs(configs, *only); err != nil {
+				return 0, usageError{err}
+			}
+		}
 		for i := range configs {
 			configs[i].Options.Stop = c.stop
 		}
@@ -109,4 +115,26 @@ func (c *command) bench(args []string) (int, error) {
 		return code, writeJSON(stdout, results)
 	}
 	return code, nil
+}
+
+// selectConfigs keeps the configurations named in list (comma-separated),
+// in the order given.
+func selectConfigs(all []explorer.BenchConfig, list string) ([]explorer.BenchConfig, error) {
+	var out []explorer.BenchConfig
+	var names []string
+	for _, c := range all {
+		names = append(names, c.Name)
+	}
+next:
+	for _, want := range strings.Split(list, ",") {
+		want = strings.TrimSpace(want)
+		for _, c := range all {
+			if c.Name == want {
+				out = append(out, c)
+				continue next
+			}
+		}
+		return nil, fmt.Errorf("--config: no configuration %q (there are: %s)", want, strings.Join(names, ", "))
+	}
+	return out, nil
 }

@@ -434,3 +434,25 @@ func TestExploreSameOutputForAnyWorkerCount(t *testing.T) {
 		}
 	}
 }
+
+// bench --config runs only the named configurations, in the order given,
+// and names the ones there are when asked for another.
+func TestBenchRunsOnlyTheNamedConfigurations(t *testing.T) {
+	code, out, _ := check(t, "bench", "pvflush/fixed", "vcpus=2", "--config", "bfs workers=2, bfs")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "bfs") || strings.HasPrefix(line, "dfs") {
+			rows = append(rows, strings.Join(strings.Fields(line)[:2], " "))
+		}
+	}
+	if strings.Join(rows, "; ") != "bfs workers=2; bfs ok" {
+		t.Errorf("rows %q, want bfs workers=2 then bfs\n%s", rows, out)
+	}
+	code, _, stderr := check(t, "bench", "pvflush/fixed", "vcpus=2", "--config", "bfs workers=9")
+	if code != cli.ExitUsage || !strings.Contains(stderr, `no configuration "bfs workers=9" (there are: bfs, bfs workers=2,`) {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
