@@ -75,11 +75,18 @@ func (c *command) bench(args []string) (int, error) {
 		Params   model.Params        `json:"params"`
 		Rows     []explorer.BenchRow `json:"rows"`
 	}
-	var results []result
-	if !*asJSON {
-		fmt.Fprintf(stdout, "machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	// Every target is instantiated, and the configurations named are
+	// checked against them all, before anything runs: a name that no
+	// target has is a usage error, not the end of a half-done run.
+	type planned struct {
+		target
+		m       model.Machine
+		params  model.Params
+		configs []explorer.BenchConfig
 	}
-	code := ExitOK
+	var plan []planned
+	known := map[string]bool{}
+	var configNames []string
 	for _, tg := range targets {
 		m, params, err := tg.p.Instantiate(tg.v, given)
 		if err != nil {
@@ -89,10 +96,42 @@ func (c *command) bench(args []string) (int, error) {
 		if n := runtime.NumCPU(); n > 2 {
 			configs = append(configs, explorer.BenchConfig{Name: fmt.Sprintf("bfs workers=%d", n), Options: explorer.Options{Strategy: explorer.BFS, Workers: n}})
 		}
-		if *only != "" {
-			if configs, err = selectConfigs(configs, *only); err != nil {
-				return 0, usageError{err}
+		for _, c := range configs {
+			if !known[c.Name] {
+				known[c.Name] = true
+				configNames = append(configNames, c.Name)
 			}
+		}
+		plan = append(plan, planned{tg, m, params, configs})
+	}
+	if *only != "" {
+		var want []string
+		for _, n := range strings.Split(*only, ",") {
+			n = strings.TrimSpace(n)
+			if !known[n] {
+				return 0, usageError{fmt.Errorf("--config: no configuration %q (there are: %s)", n, strings.Join(configNames, ", "))}
+			}
+			want = append(want, n)
+		}
+		for i := range plan {
+			plan[i].configs = selectConfigs(plan[i].configs, want)
+		}
+	}
+	var results []result
+	if !*asJSON {
+		fmt.Fprintf(stdout, "machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	}
+	code := ExitOK
+	for _, pl := range plan {
+		tg, m, params, configs := pl.target, pl.m, pl.params, pl.configs
+		if len(configs) == 0 {
+			// None of the configurations named applies to this machine
+			// (symmetry needs a model that declares it).
+			if !*asJSON {
+				fmt.Fprintf(stdout, "\n%s\nnone of the configurations named applies\n", describeTarget(tg.p.Name, tg.v, params))
+			}
+			results = append(results, result{tg.p.Name, tg.v, params, []explorer.BenchRow{}})
+			continue
 		}
 		for i := range configs {
 			configs[i].Options.Stop = c.stop
@@ -117,24 +156,16 @@ func (c *command) bench(args []string) (int, error) {
 	return code, nil
 }
 
-// selectConfigs keeps the configurations named in list (comma-separated),
-// in the order given.
-func selectConfigs(all []explorer.BenchConfig, list string) ([]explorer.BenchConfig, error) {
+// selectConfigs keeps the configurations of all that are named in want,
+// in the order of want; a name all lacks is left out.
+func selectConfigs(all []explorer.BenchConfig, want []string) []explorer.BenchConfig {
 	var out []explorer.BenchConfig
-	var names []string
-	for _, c := range all {
-		names = append(names, c.Name)
-	}
-next:
-	for _, want := range strings.Split(list, ",") {
-		want = strings.TrimSpace(want)
+	for _, w := range want {
 		for _, c := range all {
-			if c.Name == want {
+			if c.Name == w {
 				out = append(out, c)
-				continue next
 			}
 		}
-		return nil, fmt.Errorf("--config: no configuration %q (there are: %s)", want, strings.Join(names, ", "))
 	}
-	return out, nil
+	return out
 }

@@ -34,7 +34,7 @@
 //	check minimize [--out FILE] FILE
 //	check compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]
 //	check stress [flags] PROTOCOL/VARIANT [key=value ...]
-//	check bench [--json] [PROTOCOL[/VARIANT] ...] [key=value ...]
+//	check bench [--json] [--config NAME,...] [PROTOCOL[/VARIANT] ...] [key=value ...]
 //
 // Flags may come before or after the positional arguments.
 package cli
@@ -234,7 +234,8 @@ commands:
   minimize [--out FILE] FILE                      minimize a trace file
   compare [flags] PROTOCOL A B [key=value...]     the same exploration for two variants, metrics side by side
   stress [flags] PROTOCOL/VARIANT [key=value...]  run the real implementation (Go scheduler, or --controlled)
-  bench [--json] [PROTOCOL[/VARIANT] ...]         states/s and bytes/state of every explorer configuration
+  bench [--json] [--config N,...] [PROTOCOL[/VARIANT] ...]
+                                                  states/s and bytes/state of every explorer configuration
 
 run "%[1]s COMMAND -h" for a command's flags.
 exit status: 0 no violation, 1 violation found, 2 usage or input error,

@@ -189,7 +189,8 @@ type outcome struct {
 	// minimized: the trace was not shortest by construction (non-bfs).
 	minimized bool
 	// linWalks is the number of random walks whose histories were checked
-	// for linearizability after a clean bfs or dfs.
+	// for linearizability for a clean bfs or dfs (after it, or beside it
+	// with several workers).
 	linWalks int64
 	// linInterrupted: those walks were interrupted (maybe before the
 	// first).

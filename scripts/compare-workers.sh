@@ -3,7 +3,8 @@
 # `--config 'bfs workers=2'` alternately, PAIRS times per configuration,
 # each in a process of its own, and prints the ratio of the states per
 # second the explorer reports (bfs and the progress check on the finished
-# graph, as check bench times them) for every pair, their median, and the
+# graph, as check bench times them) for every pair, their median (the
+# lower middle one for an even PAIRS), and the
 # ratio of the best rates, which estimates what an idle machine gives when
 # the host's load varies from run to run.
 #
@@ -17,7 +18,9 @@ if [ $# -eq 0 ]; then
 fi
 check=${CHECK:-}
 if [ -z "$check" ]; then
-	check=$(mktemp -d)/check
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	check=$tmp/check
 	go build -o "$check" ./cmd/check
 fi
 rate() { # config workers-config -> states/s
