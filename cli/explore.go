@@ -252,10 +252,10 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 	// bfs and dfs merge paths, so they cannot check a property of whole
 	// histories: seeded random walks do, so that "ok" covers every
 	// property the protocol names. The walks depend on nothing the search
-	// finds, so with several workers they run beside it, on the processor
-	// time the search leaves idle (its serial progress check and level
-	// ends); their result is used only if the search ends clean, exactly
-	// as when they run after it.
+	// finds, so with several workers they run beside it: they share the
+	// processors with its workers and take up the time it leaves idle (its
+	// serial progress check, the ends of levels). Their result is used
+	// only if the search ends clean, exactly as when they run after it.
 	lin := (opts.Strategy == explorer.BFS || opts.Strategy == explorer.DFS) && m.Properties().Spec != nil
 	var walks <-chan linResult
 	linStop := make(chan struct{})

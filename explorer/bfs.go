@@ -530,21 +530,21 @@ type expander struct {
 	// the Go allocator hands out objects of one size in consecutive slots,
 	// and two workers writing their scratch states, memories and Execs in
 	// one cache line would make each core wait for the other's (false
-	// sharing). spacers (4) of each are at least a cache line of each size
-	// the model allocates, for sizes of 16 bytes and more.
+	// sharing). spareSets (4) of each are at least a cache line of each
+	// size the model allocates, for sizes of 16 bytes and more.
 	spacers []any
 	keyOf   keyFunc
 	sym     bool
 	live    bool // compute each successor's pending progress properties
 }
 
-// spacers is how many spare states and Execs separate two workers'
+// spareSets is how many spare states and Execs separate two workers'
 // steppers (expander.spacers).
-const spacers = 4
+const spareSets = 4
 
 func newExpander(m model.Machine, keyOf keyFunc, sym bool) *expander {
 	w := &expander{st: newStepper(m), keyOf: keyOf, sym: sym}
-	for i := 0; i < spacers; i++ {
+	for i := 0; i < spareSets; i++ {
 		w.spacers = append(w.spacers, m.Init(), model.NewExec(len(w.st.props.Metrics)))
 	}
 	return w

@@ -21,13 +21,10 @@ var mapped atomic.Int64
 //
 // The pages are mapped when the words are allocated (populate, on Linux),
 // not on first touch: a table shard is read before it is written (a
-// probe, touch's early loads), and a page first read is mapped to the
-// shared zero page, so the first write to it faults a second time and
-// replaces that mapping, which flushes the page from the TLB of every
-// processor running the search: with two workers, an interrupt of the
-// other worker for nearly every page of every table. Mapping them at
-// once costs no more than faulting them in one by one (every page of a
-// table or arena chunk is written soon after), and avoids both faults.
+// probe, touch's early loads), which costs two faults and a TLB flush of
+// every processor per page (see written, which does the same for heap
+// arrays). Every page of a table or arena chunk is written soon after,
+// so mapping them at once costs no more than faulting them in.
 func allocWords(n int) (w []uint64, offHeap bool) {
 	if n < 1<<13 { // small tables stay in the heap: a page each would waste more
 		return written[uint64](n), false
