@@ -395,6 +395,12 @@ func (b *bfsRun) stopped(n int) bool {
 	return false
 }
 
+// maxChunkBytes bounds the encodings and keys of one chunk's successors,
+// which succRec locates with 32-bit offsets; a chunk is at most a few
+// hundred states, so only a machine whose states are megabytes could
+// reach it.
+const maxChunkBytes = 1<<32 - 1 - 2*maxKeyLen
+
 // soloChunk is how many level states one worker expands before merging
 // them.
 const soloChunk = 32
@@ -442,11 +448,12 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		for j, d := range counts {
 			b.totals[j] += d
 		}
-		if rec.v != nil {
-			b.found, b.foundAt, b.foundVia = rec.v, idx, rec.c
+		if rec.v != 0 {
+			b.found, b.foundAt = c.viols[rec.v-1], idx
+			b.foundVia, _ = unpackChoice(rec.ch)
 			break
 		}
-		key := c.keys[rec.koff:rec.kend]
+		key := c.key(rec)
 		slot, to, seen := b.vis.find(key, rec.h)
 		if !seen {
 			if b.parent.len() >= b.opts.MaxStates {
@@ -460,17 +467,17 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 			to = int32(b.parent.len())
 			b.vis.insert(slot, key, rec.h, to)
 			b.parent.append(idx)
-			b.via.append(packChoice(rec.c, false))
+			b.via.append(rec.ch &^ namedBit)
 			if b.keepTerminal {
 				b.terminal.append(false)
 			}
 			if b.live {
 				b.pend.append(rec.pend)
 			}
-			b.next.add(c.keys[rec.soff:rec.send])
+			b.next.add(c.state(rec))
 		}
 		if b.graphed {
-			b.g.add(to, counts, packChoice(rec.c, rec.named))
+			b.g.add(to, counts, rec.ch)
 		}
 		b.p.report(int64(b.parent.len()), b.r.Stats.Transitions, b.depth, b.level.n-li+b.next.n)
 	}
@@ -490,6 +497,7 @@ type chunk struct {
 	succs  []succRec
 	keys   []byte
 	counts []int64
+	viols  []*model.Violation // succRec.v - 1 indexes it
 	// The slice headers above are written for every successor; chunks are
 	// allocated together and expanded by different workers at once.
 	_ [64]byte
@@ -501,17 +509,32 @@ type expansion struct {
 	deadlock   *model.Violation
 }
 
-// succRec is one successor: keys[koff:kend] is its visited-set key and
-// keys[soff:send] its encoding (the same bytes unless symmetry reduction
-// keys states by their orbit).
+// succRec is one successor, in 32 bytes and without pointers: a chunk of
+// a parallel search holds hundreds of them, written on one processor and
+// read on the other when the other merges it, and every byte of them
+// crosses between the two caches. keys[off:off+n] is the successor's
+// encoding; its visited-set key follows it (kn bytes) under symmetry
+// reduction, which keys states by their orbit, and is the encoding itself
+// otherwise (kn = 0).
 type succRec struct {
-	c          model.Choice
-	named      bool  // the alternative is an identity (Exec.ChooseFrom)
-	pend       uint8 // pending progress properties (when checked)
-	v          *model.Violation
-	h          uint64
-	koff, kend int
-	soff, send int
+	h     uint64 // the key's hash
+	off   uint32
+	n, kn uint32
+	v     uint32 // 1 + the index of the step's or successor's violation in chunk.viols; 0: none
+	ch    uint16 // packChoice: the choice and whether its alternative is named (Exec.ChooseFrom)
+	pend  uint8  // pending progress properties (when checked)
+}
+
+// state is the encoding of rec's successor.
+func (c *chunk) state(rec *succRec) []byte { return c.keys[rec.off : rec.off+rec.n] }
+
+// key is the visited-set key of rec's successor.
+func (c *chunk) key(rec *succRec) []byte {
+	if rec.kn == 0 {
+		return c.state(rec)
+	}
+	k := rec.off + rec.n
+	return c.keys[k : k+rec.kn]
 }
 
 func (c *chunk) reset() {
@@ -520,6 +543,8 @@ func (c *chunk) reset() {
 	c.succs = c.succs[:0]
 	c.keys = c.keys[:0]
 	c.counts = c.counts[:0]
+	clear(c.viols)
+	c.viols = c.viols[:0]
 }
 
 // expander expands states; each worker has its own.
@@ -556,24 +581,31 @@ func (w *expander) expand(key []byte, c *chunk) {
 	e := expansion{first: len(c.succs)}
 	st := w.st
 	blocked, _ := st.forEach(key, func(ch model.Choice) bool {
-		rec := succRec{c: ch, soff: len(c.keys)}
-		c.keys = st.scratch.AppendKey(c.keys)
-		rec.send = len(c.keys)
-		rec.koff, rec.kend = rec.soff, rec.send
-		if w.sym {
-			rec.koff = len(c.keys)
-			c.keys = w.keyOf(st.scratch, c.keys)
-			rec.kend = len(c.keys)
+		off := len(c.keys)
+		if off > maxChunkBytes {
+			panic(fmt.Sprintf("explorer: the successors of %d states take more than %d bytes", len(c.states)+1, maxChunkBytes))
 		}
-		rec.v = st.verdict(key, c.keys[rec.soff:rec.send])
-		rec.h = hashKey(c.keys[rec.koff:rec.kend])
+		c.keys = st.scratch.AppendKey(c.keys)
+		rec := succRec{off: uint32(off), n: uint32(len(c.keys) - off)}
+		if w.sym {
+			c.keys = w.keyOf(st.scratch, c.keys)
+			rec.kn = uint32(len(c.keys)) - rec.off - rec.n
+		}
+		named := false
 		if w.live {
-			_, _, rec.named = st.x.Offered()
+			_, _, named = st.x.Offered()
 			rec.pend = w.pending(st.scratch)
 		}
+		rec.ch = packChoice(ch, named)
+		v := st.verdict(key, c.state(&rec))
+		if v != nil {
+			c.viols = append(c.viols, v)
+			rec.v = uint32(len(c.viols))
+		}
+		rec.h = hashKey(c.key(&rec))
 		c.counts = append(c.counts, st.x.Counts()...)
 		c.succs = append(c.succs, rec)
-		return rec.v == nil
+		return v == nil
 	})
 	e.end = len(c.succs)
 	if e.end == e.first {
@@ -629,22 +661,20 @@ func newWorkerPool(m model.Machine, keyOf keyFunc, sym, live bool, n int) *worke
 // lives in bufs[j%window] from its claim until it is merged, so at most
 // window chunks are in flight.
 type levelRun struct {
-	mu      sync.Mutex
-	cond    sync.Cond // signalled whenever a chunk is expanded or merged, or the level stops
-	next    int       // the next chunk to claim for expansion
-	merged  int       // chunks merged
-	ready   []bool    // per buffer: its chunk is expanded
-	merging bool      // a worker is merging chunk merged
-	stop    bool      // the search ended or stopped inside the level
-	res     *Result
+	mu        sync.Mutex
+	cond      sync.Cond // signalled whenever a chunk is expanded or merged, or the level stops
+	claimed   int       // chunks claimed for expansion
+	claimedTo int       // level states before this one are in claimed chunks
+	merged    int       // chunks merged
+	ready     []bool    // per buffer: its chunk is expanded
+	merging   bool      // a worker is merging chunk merged
+	stop      bool      // the search ended or stopped inside the level
+	res       *Result
 }
 
 // level expands and merges one bfs level. It returns a Result when the
 // search ended inside the level.
 func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
-	size := level.n / (wp.n * 16)
-	size = max(1, min(size, 256))
-	nchunks := (level.n + size - 1) / size
 	window := len(wp.bufs)
 	lr := &levelRun{ready: make([]bool, window)}
 	lr.cond.L = &lr.mu
@@ -654,7 +684,7 @@ func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
 		wg.Add(1)
 		go func(w *expander) {
 			defer wg.Done()
-			wp.work(w, lr, level, rd, b, size, nchunks)
+			wp.work(w, lr, level, rd, b)
 		}(wp.exps[i])
 	}
 	wg.Wait()
@@ -664,16 +694,32 @@ func (wp *workerPool) level(level *frontier, b *bfsRun) *Result {
 	return lr.res
 }
 
+// Chunks of a parallel level shrink as the level runs out (guided
+// self-scheduling): a chunk is an eighth of each worker's share of the
+// states not yet claimed, between minChunk and maxChunk states, so that
+// the level's last chunks, during which the other workers wait for the
+// level to end, are short, while the chunks before them are long enough
+// for touch to overlap their lookups. Where the level is cut into chunks
+// changes nothing but timing: chunks are merged in level order.
+const (
+	minChunk = 16
+	maxChunk = 256
+)
+
+func chunkLen(unclaimed, workers int) int {
+	return max(minChunk, min(maxChunk, unclaimed/(8*workers)))
+}
+
 // work is one worker's loop over a level: merge the next chunk if it is
 // expanded and no one is merging, else claim and expand a chunk if the
 // window has room, else wait for either.
-func (wp *workerPool) work(w *expander, lr *levelRun, level *frontier, rd *frontierReader, b *bfsRun, size, nchunks int) {
+func (wp *workerPool) work(w *expander, lr *levelRun, level *frontier, rd *frontierReader, b *bfsRun) {
 	window := len(wp.bufs)
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	for !lr.stop && lr.merged < nchunks {
+	for !lr.stop && (lr.claimedTo < level.n || lr.merged < lr.claimed) {
 		switch {
-		case !lr.merging && lr.ready[lr.merged%window]:
+		case !lr.merging && lr.merged < lr.claimed && lr.ready[lr.merged%window]:
 			j := lr.merged
 			lr.merging = true
 			c := wp.bufs[j%window]
@@ -688,12 +734,13 @@ func (wp *workerPool) work(w *expander, lr *levelRun, level *frontier, rd *front
 				lr.stop, lr.res = true, res
 			}
 			lr.cond.Broadcast()
-		case lr.next < nchunks && lr.next < lr.merged+window:
-			j := lr.next
-			lr.next++
+		case lr.claimedTo < level.n && lr.claimed < lr.merged+window:
+			j := lr.claimed
+			lr.claimed++
 			c := wp.bufs[j%window]
-			c.start = j * size
-			end := min(level.n, c.start+size)
+			c.start = lr.claimedTo
+			end := min(level.n, c.start+chunkLen(level.n-c.start, wp.n))
+			lr.claimedTo = end
 			if level.spill != nil {
 				// A spilled level is read in order: chunks are claimed in
 				// order, and read while claiming.

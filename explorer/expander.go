@@ -64,9 +64,14 @@ func (e *Expander) Expand(state []byte) (succs []Successor, deadlock *model.Viol
 	x := c.states[0]
 	for k := x.first; k < x.end; k++ {
 		r := &c.succs[k]
+		ch, _ := unpackChoice(r.ch)
+		var v *model.Violation
+		if r.v != 0 {
+			v = c.viols[r.v-1]
+		}
 		succs = append(succs, Successor{
-			Choice: r.c, State: c.keys[r.soff:r.send], Key: c.keys[r.koff:r.kend],
-			Hash: fingerprint(r.h), Violation: r.v,
+			Choice: ch, State: c.state(r), Key: c.key(r),
+			Hash: fingerprint(r.h), Violation: v,
 		})
 	}
 	return succs, x.deadlock

@@ -87,14 +87,17 @@ func (g *graph) bytes() int64 {
 func packChoice(c model.Choice, named bool) uint16 {
 	v := uint16(c.Thread)<<8 | uint16(c.Alt)
 	if named {
-		v |= 1 << 6
+		v |= namedBit
 	}
 	return v
 }
 
 func unpackChoice(v uint16) (c model.Choice, named bool) {
-	return model.Choice{Thread: int(v >> 8), Alt: int(v & 63)}, v&(1<<6) != 0
+	return model.Choice{Thread: int(v >> 8), Alt: int(v & 63)}, v&namedBit != 0
 }
+
+// namedBit marks, in a packed choice, an alternative that is an identity.
+const namedBit = 1 << 6
 
 // summarise computes, for every metric, min, max and mean of its total
 // over all complete executions (paths from the initial state to a
