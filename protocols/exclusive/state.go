@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/protocheck/protocheck/model"
 )
@@ -190,13 +191,16 @@ func (s *state) AppendKey(b []byte) []byte {
 	k := b[off:]
 	i := 0
 	for t := 0; t < n; t++ {
+		// A thread is its bytes in field order: pc, sp and the stack up
+		// to sp, then arg...item and whether it is active, written as
+		// two words (the second overwrites the stack past sp).
 		th := &s.th[t]
-		w := k[i : i+2+maxStack]
-		w[0], w[1] = th.pc, th.sp
-		binary.LittleEndian.PutUint32(w[2:], binary.LittleEndian.Uint32(th.stack[:]))
+		tb := th.bytes()
+		binary.LittleEndian.PutUint64(k[i:i+8], binary.LittleEndian.Uint64(tb[:8]))
 		i += 2 + int(th.sp)
 		v := k[i : i+9]
-		v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8] = th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued, th.flags, b2u(s.active[t])
+		binary.LittleEndian.PutUint64(v, binary.LittleEndian.Uint64(tb[threadArg:]))
+		v[8] = b2u(s.active[t])
 		i += 9
 	}
 	g := k[i : i+8]
@@ -237,15 +241,15 @@ func (s *state) Decode(b []byte) error {
 		if len(b) < 11+int(sp) {
 			return errTruncated
 		}
-		th.pc, th.sp = pc, sp
-		// 11+sp >= 2+maxStack bytes: the whole word is there.
-		binary.LittleEndian.PutUint32(th.stack[:], binary.LittleEndian.Uint32(b[2:])&(1<<(8*uint(sp))-1))
 		v := b[2+sp : 11+sp]
-		th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
-		if v[7] > tAll {
-			return fmt.Errorf("exclusive: %s with flags %#x", m.threads[t], v[7])
+		if f := v[threadFlags-threadArg]; f > tAll {
+			return fmt.Errorf("exclusive: %s with flags %#x", m.threads[t], f)
 		}
-		th.flags = v[7]
+		// pc, sp and the stack up to sp (11+sp >= 8 bytes are there),
+		// the slots past sp zero; then arg...item.
+		tb := th.bytes()
+		binary.LittleEndian.PutUint64(tb[:8], binary.LittleEndian.Uint64(b)&(1<<(8*(2+uint(sp)))-1))
+		binary.LittleEndian.PutUint64(tb[threadArg:], binary.LittleEndian.Uint64(v))
 		s.active[t] = v[8] != 0
 		b = b[11+sp:]
 	}
@@ -295,9 +299,24 @@ func (s *state) Decode(b []byte) error {
 	return nil
 }
 
-// AppendKey and Decode move a call stack as one uint32 and a work list as
-// one uint64: this fails to compile when the sizes change.
-var _ = [1]int{}[maxStack-4] + [1]int{}[maxItems-8]
+// AppendKey and Decode move a work list as one uint64, and a thread as
+// its bytes: pc, sp and a stack of four in the first word, arg...item in
+// the second. This fails to compile when the sizes or the layout change.
+var _ = [1]int{}[maxStack-4] + [1]int{}[maxItems-8] +
+	[1]int{}[unsafe.Sizeof(thread{})-threadSize] + [1]int{}[unsafe.Offsetof(thread{}.arg)-threadArg] +
+	[1]int{}[unsafe.Offsetof(thread{}.flags)-threadFlags] + [1]int{}[unsafe.Offsetof(thread{}.item)-(threadSize-1)]
+
+// The layout of a thread: its size and the offsets of arg and flags.
+const (
+	threadSize  = 14
+	threadArg   = 2 + maxStack
+	threadFlags = threadArg + 5
+)
+
+// bytes is th's memory: every field of a thread is a byte, so it has no
+// padding, and the encoding moves it a word at a time (it is written for
+// every successor the explorer generates).
+func (th *thread) bytes() *[threadSize]byte { return (*[threadSize]byte)(unsafe.Pointer(th)) }
 
 var (
 	errTruncated = errors.New("exclusive: truncated state encoding")
