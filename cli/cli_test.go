@@ -65,6 +65,12 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"explore", "pvflush/fixed", "vcpus=99999999999999999999"}, "not an integer"},
 		{[]string{"compare", "pvflush", "fixed", "nosuch"}, `no variant "nosuch"`},
 		{[]string{"bench", "pvflush/nosuch"}, `no variant "nosuch"`},
+		// A level file that cannot be written would end the search at once
+		// with the verdict bounded: refused before it starts.
+		{[]string{"explore", "pvflush/posted", "--fingerprint", "--spill-dir", filepath.Join(dir, "missing")}, "cannot hold the search's level files"},
+		{[]string{"explore", "pvflush/posted", "--symmetry", "--spill-dir", truncated}, "it is not a directory"},
+		{[]string{"explore", "pvflush/posted", "--spill-dir", dir}, "--spill-dir does nothing without --fingerprint or --symmetry"},
+		{[]string{"verify", "--progress", "loud"}, "--progress must be text, json or none"},
 	} {
 		code, stdout, stderr := check(t, tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {

@@ -118,6 +118,9 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 	if f.set["spill-dir"] && f.spillDir == "" {
 		return usagef("--spill-dir needs a directory (or \"none\")")
 	}
+	if f.set["spill-dir"] && !f.fingerprint && !f.symmetry {
+		return usagef("--spill-dir does nothing without --fingerprint or --symmetry (an exact search reads its levels back from the visited set)")
+	}
 	return nil
 }
 
@@ -375,6 +378,11 @@ func (c *command) explore(args []string) (int, error) {
 	}
 	if err := errors.Join(checkWritable("out", *out), checkWritable("html", *html)); err != nil {
 		return 0, err
+	}
+	if opts.SpillDir != "" {
+		if err := checkSpillDir(opts.SpillDir); err != nil {
+			return 0, err
+		}
 	}
 	o, err := c.exploreVariant(p, v.Name, given, opts)
 	if err != nil {

@@ -12,6 +12,27 @@ import (
 	"github.com/protocheck/protocheck/traces"
 )
 
+// checkSpillDir checks, before any work, that a search can keep its
+// levels in dir (--spill-dir): a level file that cannot be written would
+// stop the search at its first level with the verdict bounded, and a
+// buggy variant would seem clean within that bound.
+func checkSpillDir(dir string) error {
+	bad := func(err error) error {
+		return usagef("--spill-dir %s: cannot hold the search's level files: %v (name a writable directory, or \"none\" to keep them in memory)", dir, err)
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return bad(err)
+	} else if !fi.IsDir() {
+		return bad(errors.New("it is not a directory"))
+	}
+	f, err := os.CreateTemp(dir, ".protocheck-check-*")
+	if err != nil {
+		return bad(err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // checkWritable checks, before any work, that the file named by an output
 // flag can be written: an exploration of an hour must not end in "no such
 // directory". It creates and changes nothing a user could see: an

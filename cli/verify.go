@@ -59,10 +59,10 @@ type verifyDoc struct {
 
 func (c *command) verify(args []string) (int, error) {
 	stdout, stderr := c.stdout, c.stderr
-	fs := c.newFlags("verify", "verify [--json] [--quick] [--progress=false] [--strategy bfs|dfs] [--workers N] [--fingerprint] [--symmetry] [--timing] [PROTOCOL ...]")
+	fs := c.newFlags("verify", "verify [--json] [--quick] [--progress text|json|none] [--strategy bfs|dfs] [--workers N] [--fingerprint] [--symmetry] [--timing] [PROTOCOL ...]")
 	asJSON := fs.Bool("json", false, "print JSON")
 	quick := fs.Bool("quick", false, "each variant at its protocol's default configuration only, not the whole matrix (the claims are checked either way)")
-	progress := fs.Bool("progress", true, "progress lines on stderr for runs longer than a second")
+	progress := fs.String("progress", "text", "progress on stderr for each row's runs longer than a second: text, json (one object per line) or none")
 	strategy := fs.String("strategy", explorer.BFS, "exhaustive strategy: bfs or dfs (dfs's counterexamples are minimized)")
 	workers := fs.Int("workers", runtime.NumCPU(), "bfs: goroutines expanding states")
 	fingerprint := fs.Bool("fingerprint", false, "store 64-bit fingerprints instead of states")
@@ -80,6 +80,9 @@ func (c *command) verify(args []string) (int, error) {
 		if err := unused(set, "with --strategy dfs (it applies to: bfs)", "workers"); err != nil {
 			return 0, err
 		}
+	}
+	if *progress != "text" && *progress != "json" && *progress != "none" {
+		return 0, usagef("--progress must be text, json or none, got %q", clip(*progress))
 	}
 	if set["workers"] && *workers <= 0 {
 		return 0, usagef("--workers must be at least 1, got %d", *workers)
@@ -99,13 +102,13 @@ func (c *command) verify(args []string) (int, error) {
 	if len(ps) == 0 {
 		ps = c.reg.Protocols
 	}
-	if *progress {
-		base.Progress = stderr
+	if *progress != "none" {
+		base.Progress, base.ProgressJSON = stderr, *progress == "json"
 	}
 	start := time.Now()
 	var doc verifyDoc
 	doc.Variants, doc.Claims = []verifyRow{}, []claimRow{}
-	ok, interrupted, total := true, false, 0
+	ok, interrupted, total, totalClaims := true, false, 0, 0
 	for _, p := range ps {
 		for _, cfg := range configs(p, *quick) {
 			for _, v := range p.Variants {
@@ -114,6 +117,7 @@ func (c *command) verify(args []string) (int, error) {
 				}
 			}
 		}
+		totalClaims += len(p.Claims)
 	}
 	for _, p := range ps {
 		for _, cfg := range configs(p, *quick) {
@@ -153,7 +157,7 @@ func (c *command) verify(args []string) (int, error) {
 			return 0, err
 		}
 	} else {
-		printVerify(stdout, doc, *timing, interrupted, total)
+		printVerify(stdout, doc, *timing, interrupted, total, totalClaims)
 	}
 	fmt.Fprintf(stderr, "time: %s\n", time.Since(start).Round(time.Millisecond))
 	switch {
@@ -175,7 +179,11 @@ func configs(p *model.Protocol, quick bool) []model.Config {
 	return out
 }
 
-func printVerify(w io.Writer, doc verifyDoc, timing, interrupted bool, total int) {
+// printVerify writes verify's two tables. An interruption stops at a row
+// or at a claim (the last one printed, marked interrupted): the counts of
+// that table say how many were checked before it.
+func printVerify(w io.Writer, doc verifyDoc, timing, interrupted bool, total, totalClaims int) {
+	rowsCut := interrupted && len(doc.Claims) == 0
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "variant\tparams\texpected\tfound\tstates\ttransitions\ttrace\tlin walks\t"
 	if timing {
@@ -215,7 +223,7 @@ func printVerify(w io.Writer, doc verifyDoc, timing, interrupted bool, total int
 			matched++
 		}
 	}
-	if interrupted {
+	if rowsCut {
 		fmt.Fprintf(w, "interrupted: %d of the %d rows checked before it match their expected verdict; %d of %d not verified\n", matched, len(doc.Variants)-1, total-len(doc.Variants)+1, total)
 	} else {
 		fmt.Fprintf(w, "%d of %d variant configurations match their expected verdict\n", matched, len(doc.Variants))
@@ -229,14 +237,22 @@ func printVerify(w io.Writer, doc verifyDoc, timing, interrupted bool, total int
 	claims := 0
 	for _, r := range doc.Claims {
 		mark := "holds"
-		if !r.Match {
+		switch {
+		case r.Found == string(explorer.Interrupted):
+			mark = "interrupted"
+		case !r.Match:
 			mark = "DOES NOT HOLD"
-		} else {
+		default:
 			claims++
 		}
 		fmt.Fprintf(tw, "%s/%s\t%s\t%s vs %s\t%s\t%s\t%s\n", r.Protocol, r.Claim, r.Metric, r.A, r.B, r.Params, r.Found, mark)
 	}
 	tw.Flush()
+	if interrupted {
+		n := len(doc.Claims)
+		fmt.Fprintf(w, "interrupted: %d of the %d claims checked before it hold; %d of %d not checked\n", claims, n-1, totalClaims-n+1, totalClaims)
+		return
+	}
 	fmt.Fprintf(w, "%d of %d claims hold\n", claims, len(doc.Claims))
 }
 

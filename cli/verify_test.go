@@ -30,7 +30,7 @@ func TestVerifyQuickMatchesEveryExpectation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores every variant at its default size")
 	}
-	code, stdout, stderr := check(t, "verify", "--quick", "--json", "--progress=false")
+	code, stdout, stderr := check(t, "verify", "--quick", "--json", "--progress", "none")
 	if code != cli.ExitOK {
 		t.Fatalf("verify --quick: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -88,7 +88,7 @@ func TestVerifyFailsWithoutTheOptimisation(t *testing.T) {
 		}
 		reg := &cli.Registry{Protocols: []*model.Protocol{&p}}
 		var stdout, stderr strings.Builder
-		code := cli.Run(reg, []string{"verify", "--quick", "--json", "--progress=false", c.protocol}, &stdout, &stderr, nil)
+		code := cli.Run(reg, []string{"verify", "--quick", "--json", "--progress", "none", c.protocol}, &stdout, &stderr, nil)
 		var doc verifyDoc
 		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
 			t.Fatalf("%s: %v\n%s", c.protocol, err, stderr.String())
