@@ -23,7 +23,7 @@ func Example() {
 	fmt.Println("exit status", code)
 	// Output:
 	// peterson — Peterson's lock for two threads, looping forever
-	//   safety:   mutual-exclusion, the steps' assertions, deadlock
+	//   safety:   mutual-exclusion, deadlock
 	//   progress: P0-enters (under weak fairness)
 	//   variant             expect            description
 	//   peterson/sc         ok                sequential consistency

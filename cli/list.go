@@ -21,7 +21,10 @@ type listedProtocol struct {
 
 // properties are what a protocol's variants are checked for.
 type properties struct {
-	Invariants      []string `json:"invariants"`
+	Invariants []string `json:"invariants"`
+	// Assertions are the properties the steps assert (those that are not
+	// invariants too).
+	Assertions      []string `json:"assertions"`
 	Progress        []string `json:"progress"`
 	Deadlock        bool     `json:"deadlock"`
 	Linearizability bool     `json:"linearizability"`
@@ -31,7 +34,7 @@ type properties struct {
 // first variant's machine at the default size (every variant of a
 // protocol is checked for the same ones).
 func describeProperties(p *model.Protocol) (properties, []string, error) {
-	out := properties{Invariants: []string{}, Progress: []string{}, Deadlock: true}
+	out := properties{Invariants: []string{}, Assertions: []string{}, Progress: []string{}, Deadlock: true}
 	if len(p.Variants) == 0 {
 		return out, []string{}, nil
 	}
@@ -43,6 +46,7 @@ func describeProperties(p *model.Protocol) (properties, []string, error) {
 	for _, inv := range props.Invariants {
 		out.Invariants = append(out.Invariants, inv.Name)
 	}
+	out.Assertions = append(out.Assertions, props.StepAssertions()...)
 	for _, pr := range props.Progress {
 		out.Progress = append(out.Progress, pr.Name)
 	}
@@ -82,8 +86,8 @@ func (c *command) list(args []string) (int, error) {
 		}
 		fmt.Fprintf(stdout, "%s — %s\n", p.Name, p.Description)
 		lp := out[i].Properties
-		checks := append([]string{}, lp.Invariants...)
-		checks = append(checks, "the steps' assertions", model.Deadlock)
+		checks := append(append([]string{}, lp.Invariants...), lp.Assertions...)
+		checks = append(checks, model.Deadlock)
 		if lp.Linearizability {
 			checks = append(checks, model.Linearizability)
 		}

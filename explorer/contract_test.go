@@ -287,6 +287,38 @@ var breaches = []struct {
 			s.N[1]++ // skips a step when someone is watching
 		}
 	}, true, "with labels off the step gives another successor"},
+	{"undeclared assertion", func(s *breachState, x *model.Exec) {
+		x.Store(s.Mem, 0, 1)
+		x.Label("store w = 1")
+		x.Fail("w-is-one", "w was set to 1")
+		s.N[1]++
+	}, false, `it reports a violation of "w-is-one", which the machine does not declare`},
+}
+
+// A declared assertion is the step's violation, not a breach.
+func TestDeclaredAssertionIsAViolation(t *testing.T) {
+	m := model.MustNew(model.Def[breachState]{
+		Threads:    []string{"T0"},
+		Init:       func(s *breachState) { s.Mem = model.NewMem("w") },
+		Assertions: []string{"w-stays-zero"},
+		Step: func(s *breachState, t int, x *model.Exec) {
+			if s.N[0] == 1 {
+				x.Done()
+				return
+			}
+			x.Store(s.Mem, 0, 1)
+			x.Label("store w = 1")
+			x.Assert(false, "w-stays-zero", "w was set to 1")
+			s.N[0]++
+		},
+	})
+	r := explore(t, m, explorer.Options{})
+	if r.Verdict != explorer.Violation || r.Violation.Property != "w-stays-zero" {
+		t.Fatalf("%s, want a violation of w-stays-zero", r)
+	}
+	if got := m.Properties().Names(); strings.Join(got, " ") != "w-stays-zero deadlock" {
+		t.Errorf("Names() = %q, want the assertion and deadlock", got)
+	}
 }
 
 // Execute, which runs labelled, reports every breach at the step where it

@@ -210,7 +210,7 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 	if opts.Symmetry {
 		sym, ok := m.(model.Symmetric)
 		if !ok {
-			return nil, fmt.Errorf("symmetry reduction: the machine (%T) does not implement model.Symmetric", m)
+			return nil, errNoSymmetry
 		}
 		keyOf = sym.CanonicalKey
 	}

@@ -1,7 +1,7 @@
 package explorer
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/protocheck/protocheck/model"
 )
@@ -24,12 +24,16 @@ func NewExpander(m model.Machine, symmetry bool) (*Expander, error) {
 	if symmetry {
 		sym, ok := m.(model.Symmetric)
 		if !ok {
-			return nil, fmt.Errorf("symmetry reduction: the machine (%T) does not implement model.Symmetric", m)
+			return nil, errNoSymmetry
 		}
 		keyOf = sym.CanonicalKey
 	}
 	return &Expander{w: newExpander(m, keyOf, symmetry), m: m}, nil
 }
+
+// errNoSymmetry refuses symmetry reduction for a machine that says nothing
+// of which of its threads are interchangeable.
+var errNoSymmetry = errors.New("symmetry reduction: this model does not say which of its threads are interchangeable (it does not implement model.Symmetric)")
 
 // A Successor is one enabled choice of an expanded state and where it
 // leads. Its byte slices are valid until the next call of Expand.

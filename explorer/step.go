@@ -98,6 +98,9 @@ func (st *stepper) verdict(parent, succ []byte) *model.Violation {
 		return st.breach(c)
 	}
 	if v := x.Violation(); v != nil {
+		if !st.props.Declares(v.Property) {
+			return st.breach(fmt.Sprintf("it reports a violation of %q, which the machine does not declare (Properties.Assertions lists what steps assert)", v.Property))
+		}
 		return v
 	}
 	// Operation events are left out on purpose: they are recorded only in

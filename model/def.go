@@ -34,6 +34,9 @@ type Def[S any] struct {
 	Step func(s *S, t int, x *Exec)
 
 	Invariants []InvariantOf[S]
+	// Assertions names the properties Step reports with Exec.Fail and
+	// Exec.Assert (see Properties.Assertions).
+	Assertions []string
 	Progress   []ProgressOf[S]
 	Metrics    []string
 	Spec       *Spec
@@ -87,7 +90,7 @@ func New[S any](d Def[S]) (Machine, error) {
 			return pending(&s.(*defState[S]).v)
 		}})
 	}
-	m.props.Metrics, m.props.Spec = d.Metrics, d.Spec
+	m.props.Metrics, m.props.Spec, m.props.Assertions = d.Metrics, d.Spec, d.Assertions
 	switch {
 	case d.Canonical != nil && d.Independent != nil:
 		return &defBoth[S]{m}, nil

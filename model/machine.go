@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -91,6 +92,14 @@ type Machine interface {
 type Properties struct {
 	// Invariants are checked at every reachable state.
 	Invariants []Invariant
+	// Assertions names the properties that steps report with Exec.Fail and
+	// Exec.Assert: what the code asserts in the middle of a step (a TLB
+	// entry used after its flush returned, a page-table page read after it
+	// was freed). They are listed with the invariants (check list), and a
+	// step that reports a property the machine does not declare, here or
+	// as an invariant, breaks the step contract, so the list cannot fall
+	// behind the code.
+	Assertions []string
 	// Progress properties are checked for non-progress cycles under
 	// weak fairness (see Progress).
 	Progress []Progress
@@ -102,14 +111,15 @@ type Properties struct {
 	Spec *Spec
 }
 
-// Names lists the properties a machine declares: its invariants, its
-// progress properties, Deadlock, and Linearizability when it has a spec.
-// (Assertions inside steps name their own properties.)
+// Names lists the properties a machine declares: its invariants, the
+// assertions of its steps that are not also invariants, its progress
+// properties, Deadlock, and Linearizability when it has a spec.
 func (p Properties) Names() []string {
 	var out []string
 	for _, inv := range p.Invariants {
 		out = append(out, inv.Name)
 	}
+	out = append(out, p.StepAssertions()...)
 	for _, pr := range p.Progress {
 		out = append(out, pr.Name)
 	}
@@ -118,6 +128,34 @@ func (p Properties) Names() []string {
 		out = append(out, Linearizability)
 	}
 	return out
+}
+
+// StepAssertions is Assertions without the names that are invariants too
+// (a property some steps assert and every state is checked for).
+func (p Properties) StepAssertions() []string {
+	var out []string
+	for _, a := range p.Assertions {
+		if !p.HasInvariant(a) && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// HasInvariant reports whether name is one of the invariants.
+func (p Properties) HasInvariant(name string) bool {
+	for _, inv := range p.Invariants {
+		if inv.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Declares reports whether a step may report a violation of name: an
+// assertion or an invariant of the machine, or ModelError.
+func (p Properties) Declares(name string) bool {
+	return name == ModelError || slices.Contains(p.Assertions, name) || p.HasInvariant(name)
 }
 
 // Clone returns an independent copy of s, a state of m, through its

@@ -22,8 +22,8 @@ func BenchmarkBFS(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if r.Verdict != explorer.OK || r.Stats.States != 2854753 || r.Stats.Transitions != 17336703 {
-		b.Fatalf("generation users=2: %s, want ok with 2854753 states and 17336703 transitions", r)
+	if r.Verdict != explorer.OK || r.Stats.States != 3170675 || r.Stats.Transitions != 19220782 {
+		b.Fatalf("generation users=2: %s, want ok with 3170675 states and 19220782 transitions", r)
 	}
 	b.ReportMetric(float64(r.Stats.States)*float64(b.N)/b.Elapsed().Seconds(), "states/s")
 	b.ReportMetric(r.Stats.BytesPerState, "bytes/state")

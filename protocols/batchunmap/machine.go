@@ -17,6 +17,7 @@ func newModel(c *config) *machine {
 	m := &machine{c: c}
 	m.props = model.Properties{
 		Invariants: m.invariants(),
+		Assertions: []string{NoUseAfterFree, NoLostWrite, SyscallPostcondition, FlushBeforeFree, CounterSound},
 		Progress:   []model.Progress{{Name: SyscallReturns, Pending: syscallInFlight}},
 		Metrics:    metricNames,
 		Spec:       memorySpec(),

@@ -78,6 +78,7 @@ func newMachineOf(cfg config, p shape) *machine {
 	}
 	m.props = model.Properties{
 		Invariants: []model.Invariant{{Name: WorkOnce, Check: m.workOnce}},
+		Assertions: []string{NoStaleTranslation, DispatchCoherent, DirtyTracking, WorkOnce},
 		Metrics:    metricNames,
 		Spec:       spec,
 	}

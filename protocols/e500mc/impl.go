@@ -1091,7 +1091,7 @@ func (h *host) createVM() bool {
 	for ; l <= h.cfg.lpids && h.lpidInuse&(1<<l) != 0; l++ {
 	}
 	if l > h.cfg.lpids {
-		h.e.Failf("lpid-exhausted", "kvmppc_alloc_lpid: no free LPID among 1..%d", h.cfg.lpids)
+		h.e.Failf(LPIDExhausted, "kvmppc_alloc_lpid: no free LPID among 1..%d", h.cfg.lpids)
 		return false
 	}
 	h.lpidInuse |= 1 << l

@@ -65,6 +65,7 @@ func build(c config) *machine {
 	m.props = model.Properties{
 		Metrics:    []string{Flushes, Refills, RequestFlushes, IPIs},
 		Invariants: []model.Invariant{{Name: HostMemorySafety, Check: m.hostMemorySafety}},
+		Assertions: []string{NoPollution, VMIsolation, LPIDExhausted},
 		Progress:   []model.Progress{{Name: HostFlushReturns, Pending: m.hostFlushPending}},
 		Spec:       guestTLBSpec(m.bootPage()),
 	}

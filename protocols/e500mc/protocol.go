@@ -19,6 +19,10 @@ const (
 	// freed (an invariant: the guest can touch such an entry at its next
 	// load).
 	HostMemorySafety = "host-memory-safety"
+	// LPIDExhausted: kvmppc_alloc_lpid found no free LPID, which a VM's
+	// creation fails on (a configuration with fewer LPIDs than VMs alive
+	// at once).
+	LPIDExhausted = "lpid-exhausted"
 	// HostFlushReturns (progress): every kvm_flush_remote_tlbs the MMU
 	// notifier starts returns, so the host frees the invalidated pages:
 	// each vCPU in guest mode it sent an IPI to eventually takes it, under

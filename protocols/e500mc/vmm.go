@@ -102,7 +102,7 @@ func (m *machine) createVM(s *state, x *model.Exec) {
 	for ; l <= m.cfg.lpids && inuse&(1<<l) != 0; l++ {
 	}
 	if l > m.cfg.lpids {
-		x.Fail("lpid-exhausted", "kvmppc_alloc_lpid: no free LPID among 1..%d", m.cfg.lpids)
+		x.Fail(LPIDExhausted, "kvmppc_alloc_lpid: no free LPID among 1..%d", m.cfg.lpids)
 		return
 	}
 	x.FetchOr(s.mem, m.lpidInuse, 1<<l)

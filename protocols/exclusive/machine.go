@@ -157,6 +157,7 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 			{Name: PropSingleExclusive, Check: m.singleExclusive},
 			{Name: PropWorkOnce, Check: m.workOnce},
 		},
+		Assertions: []string{PropAssertNoWaiter, PropAssertOngoing, PropSingleExclusive, PropWorkOnce},
 		Progress: []model.Progress{
 			{Name: PropStartExclusiveProceeds, Pending: m.inStartExclusive},
 			{Name: PropExecStartProceeds, Pending: m.inExecStart},

@@ -127,9 +127,10 @@ func newMachine(v variant, p model.Params) (*machine, error) {
 			{Name: FlagShape, Check: m.flagShape},
 			{Name: PreemptedNotRunning, Check: m.preemptedNotRunning},
 		},
-		Progress: []model.Progress{{Name: FlushReturns, Pending: m.flushPending}},
-		Metrics:  []string{WaitSteps, IPIs},
-		Spec:     pteSpec,
+		Assertions: []string{StaleTLB, PTUseAfterFree, FlagShape},
+		Progress:   []model.Progress{{Name: FlushReturns, Pending: m.flushPending}},
+		Metrics:    []string{WaitSteps, IPIs},
+		Spec:       pteSpec,
 	}
 	return m, nil
 }
