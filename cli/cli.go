@@ -54,6 +54,7 @@ import (
 	"syscall"
 
 	"github.com/protocheck/protocheck/explorer/rt"
+	clipq "github.com/protocheck/protocheck/internal/clip"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -286,7 +287,7 @@ func (c *command) run(args []string) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
-		fmt.Fprintf(c.stderr, "%s %s: %s\n", c.reg.name(), name, clipTo(err.Error(), maxMessage))
+		fmt.Fprintf(c.stderr, "%s %s: %s\n", c.reg.name(), name, clipq.To(err.Error(), maxMessage))
 		var fe flagError
 		if errors.As(err, &fe) {
 			fmt.Fprintf(c.stderr, "run \"%s %s -h\" for its flags\n", c.reg.name(), name)
@@ -410,32 +411,9 @@ func (c *command) parseTarget(cmd string, pos []string) (*model.Protocol, model.
 	return p, v, given, nil
 }
 
-// maxQuoted bounds what a message quotes of the user's input (an
-// argument, a label read from a trace file): enough to recognise it, not
-// enough to flood a terminal with a 50 MB argument.
-const maxQuoted = 200
-
 // maxMessage bounds a whole error message, whatever it quotes.
 const maxMessage = 2000
 
-// clip shortens s to about maxQuoted bytes, saying how much it left out.
-func clip(s string) string { return clipTo(s, maxQuoted) }
-
-// clipTo keeps the start and the end of s, at most n bytes together, on
-// rune boundaries.
-func clipTo(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	head, tail := n*3/4, n/4
-	for head > 0 && !utf8Start(s[head]) {
-		head--
-	}
-	from := len(s) - tail
-	for from < len(s) && !utf8Start(s[from]) {
-		from++
-	}
-	return fmt.Sprintf("%s…[%d bytes left out]…%s", s[:head], from-head, s[from:])
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+// clip shortens s to about clip.Quoted bytes, saying how much it left
+// out (a message quotes at most that much of the user's input).
+func clip(s string) string { return clipq.String(s) }

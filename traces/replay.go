@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/internal/clip"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -52,7 +53,7 @@ func Replay(p *model.Protocol, t *Trace) (*Replayed, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	if t.Protocol != p.Name {
-		return nil, fmt.Errorf("replay: the trace is of protocol %q, not %q", t.Protocol, p.Name)
+		return nil, fmt.Errorf("replay: the trace is of protocol %q, not %q", clip.String(t.Protocol), p.Name)
 	}
 	if err := completeParams(p, t.Params); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -155,10 +156,14 @@ func describeViolation(v *model.Violation) string {
 	if v == nil {
 		return "no violation"
 	}
-	return "violation " + v.Error()
+	return "violation " + clip.String(v.Error())
 }
 
-func describeStep(s Step) string { return fmt.Sprintf("thread %s %q", s.Thread, s.Label) }
+// describeStep names a step's thread and label, each clipped: either may
+// come from a trace file, whatever its size.
+func describeStep(s Step) string {
+	return fmt.Sprintf("thread %s %q", clip.String(s.Thread), clip.String(s.Label))
+}
 
 // divergence turns explorer.Execute's error into a *DivergenceError with a
 // 1-based step, naming threads so the message reads without the model.

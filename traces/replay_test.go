@@ -53,6 +53,16 @@ func TestReplayLabelChanged(t *testing.T) {
 	divergesAt(t, tr, 7, `step 7 diverges: trace expects thread cpu0 "counter_inc: load 7", model gives thread cpu0 "counter_inc: load 3"`)
 }
 
+// A label read from a trace file is quoted clipped, whatever its size.
+func TestReplayClipsALongLabel(t *testing.T) {
+	tr := recordPadded(t)
+	tr.Steps[6].Label = strings.Repeat("x", 10000)
+	divergesAt(t, tr, 7, "bytes left out", `model gives thread cpu0 "counter_inc: load 3"`)
+	if _, err := Replay(counterProtocol, tr); len(err.Error()) > 400 {
+		t.Errorf("the message quotes %d bytes:\n%s", len(err.Error()), err)
+	}
+}
+
 func TestReplayThreadNameChanged(t *testing.T) {
 	tr := recordPadded(t)
 	tr.Steps[0].Thread = "vcpu2"
