@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"explore", "pvflush/posted", "--symmetry", "--spill-dir", truncated}, "it is not a directory"},
 		{[]string{"explore", "pvflush/posted", "--spill-dir", dir}, "--spill-dir does nothing without --fingerprint or --symmetry"},
 		{[]string{"verify", "--progress", "loud"}, "--progress must be text, json or none"},
+		{[]string{"compare", "pvflush", "fixed", "native", "--metrics"}, "--metrics does nothing with compare"},
 	} {
 		code, stdout, stderr := check(t, tc.args...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
@@ -85,8 +87,9 @@ func TestList(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	var ps []struct {
-		Name     string
-		Variants []model.Variant
+		Name       string
+		Variants   []model.Variant
+		Properties struct{ Invariants, Assertions, Progress []string }
 	}
 	if err := json.Unmarshal([]byte(out), &ps); err != nil {
 		t.Fatal(err)
@@ -94,9 +97,19 @@ func TestList(t *testing.T) {
 	if len(ps) != len(protocols.All()) || len(ps) == 0 {
 		t.Fatalf("list --json shows %d protocols, registry has %d", len(ps), len(protocols.All()))
 	}
+	// Every property a variant is expected to violate is listed: the
+	// assertions of the steps with the invariants.
+	for _, p := range ps {
+		listed := append(append(append([]string{model.Deadlock}, p.Properties.Invariants...), p.Properties.Assertions...), p.Properties.Progress...)
+		for _, v := range p.Variants {
+			if v.Expect != "ok" && !slices.Contains(listed, v.Expect) {
+				t.Errorf("%s/%s expects %s, which list does not name (listed: %v)", p.Name, v.Name, v.Expect, listed)
+			}
+		}
+	}
 	code, out, _ = check(t, "list")
-	if code != 0 || !strings.Contains(out, "pvflush/posted") {
-		t.Errorf("list: exit %d, output lacks pvflush/posted:\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "pvflush/posted") || !strings.Contains(out, "stale-tlb, pt-use-after-free") {
+		t.Errorf("list: exit %d, output lacks pvflush/posted or pvflush's assertions:\n%s", code, out)
 	}
 }
 
@@ -276,6 +289,11 @@ func TestStressAndReplayOnTheRealCode(t *testing.T) {
 		t.Errorf("stress pvflush/fixed: exit %d\n%s", code, out)
 	}
 	path := filepath.Join(t.TempDir(), "found.json")
+	// dfs cut by --runs says that it did not try every schedule.
+	code, out, _ = check(t, "stress", "pvflush/fixed", "--controlled", "--strategy", "dfs", "--runs", "20")
+	if code != cli.ExitOK || !strings.Contains(out, "20 runs (bounded: --runs stopped dfs before it had tried every schedule") {
+		t.Errorf("stress --controlled --strategy dfs --runs 20: exit %d\n%s", code, out)
+	}
 	code, out, _ = check(t, "stress", "pvflush/posted", "--controlled", "--strategy", "pct", "--seed", "1", "--runs", "500", "--out", path)
 	if code != cli.ExitViolation || !strings.Contains(out, "stale-tlb") {
 		t.Fatalf("stress --controlled pvflush/posted: exit %d\n%s", code, out)
@@ -292,7 +310,9 @@ func TestStressAndReplayOnTheRealCode(t *testing.T) {
 	}{
 		{[]string{"stress", "pvflush/fixed", "--controlled", "--strategy", "bfs"}, `unknown --strategy "bfs"`},
 		{[]string{"stress", "pvflush/fixed", "--out", "x.json"}, "--out needs --controlled"},
-		{[]string{"stress", "pvflush/fixed", "--runs", "-1"}, "must not be negative"},
+		{[]string{"stress", "pvflush/fixed", "--runs", "-1"}, "--runs must be at least 1"},
+		{[]string{"stress", "pvflush/fixed", "--runs", "0"}, "--runs must be at least 1"},
+		{[]string{"stress", "pvflush/fixed", "--duration", "-1s"}, "must not be negative"},
 		{[]string{"stress", "pvflush/nosuch"}, `no variant "nosuch"`},
 	} {
 		code, _, stderr := check(t, tc.args...)
@@ -352,6 +372,21 @@ func TestExploreOutNeverDeletes(t *testing.T) {
 	if b, err := os.ReadFile(path); err != nil || string(b) != "mine\n" {
 		t.Errorf("the file named by --out changed: %q %v", b, err)
 	}
+	// --html on a clean run says it wrote nothing, as --out does.
+	page := filepath.Join(t.TempDir(), "clean.html")
+	code, _, stderr := check(t, "explore", "pvflush/fixed", "--html", page, "--progress", "none")
+	if _, err := os.Stat(page); code != cli.ExitOK || err == nil || !strings.Contains(stderr, "no counterexample page was written") {
+		t.Errorf("explore pvflush/fixed --html: exit %d, stat %v, stderr %q", code, err, stderr)
+	}
+}
+
+// A minimized counterexample that minimization moved to a smaller size
+// says so: it is not a run of the configuration explored.
+func TestMinimizedCounterexampleNamesItsSize(t *testing.T) {
+	code, out, _ := check(t, "explore", "pvflush/posted", "--strategy", "dfs", "--progress", "none")
+	if code != cli.ExitViolation || !strings.Contains(out, "vcpus=3") || !strings.Contains(out, ", at the smaller size ") || !strings.Contains(out, "vcpus=2") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
 }
 
 // compare exits 1 when either variant violates a property, like explore.
@@ -362,6 +397,23 @@ func TestCompareExitsOneOnAViolation(t *testing.T) {
 	}
 	if code, _, _ := check(t, "compare", "cputlb", "synced", "synced-no-bql", "migration=0", "commit=0"); code != cli.ExitOK {
 		t.Errorf("two clean variants: exit %d", code)
+	}
+	// --json: each variant's explore document, with the metric named.
+	code, out, _ = check(t, "compare", "pvflush", "fixed", "native", "--metric", "ipis", "--json")
+	var doc struct {
+		Variants []struct {
+			Variant, Verdict string
+			Metrics          []struct{ Name string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != cli.ExitOK || len(doc.Variants) != 2 ||
+		doc.Variants[1].Variant != "native" || len(doc.Variants[0].Metrics) != 1 || doc.Variants[0].Metrics[0].Name != "ipis" {
+		t.Errorf("compare --json: exit %d, %v\n%s", code, err, out)
+	}
+	// bench of a buggy variant times a search that found a violation, and
+	// exits 1 as explore does.
+	if code, _, _ := check(t, "bench", "--config", "bfs", "pvflush/posted"); code != cli.ExitViolation {
+		t.Errorf("bench pvflush/posted: exit %d, want %d", code, cli.ExitViolation)
 	}
 }
 

@@ -14,6 +14,7 @@ func (c *command) compare(args []string) (int, error) {
 	var ef exploreFlags
 	ef.register(fs)
 	metric := fs.String("metric", "", "show only this metric")
+	asJSON := fs.Bool("json", false, "print one JSON document: each variant's explore --json document")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -31,6 +32,9 @@ func (c *command) compare(args []string) (int, error) {
 	}
 	if err := ef.check(fs); err != nil {
 		return 0, err
+	}
+	if ef.set["metrics"] {
+		return 0, usagef("--metrics does nothing with compare, which always computes the metrics exactly (bfs)")
 	}
 	opts, err := ef.options(stderr)
 	if err != nil {
@@ -56,6 +60,24 @@ func (c *command) compare(args []string) (int, error) {
 		if outs[i], err = c.exploreVariant(p, v, given, opts); err != nil {
 			return 0, err
 		}
+	}
+	if *asJSON {
+		doc := struct {
+			Protocol string     `json:"protocol"`
+			Metric   string     `json:"metric,omitempty"`
+			Variants []document `json:"variants"`
+		}{Protocol: p.Name, Metric: *metric}
+		for _, o := range outs {
+			d := o.document(false)
+			if *metric != "" {
+				d.Metrics = slices.DeleteFunc(d.Metrics, func(m metricDoc) bool { return m.Name != *metric })
+			}
+			doc.Variants = append(doc.Variants, d)
+		}
+		if err := writeJSON(stdout, doc); err != nil {
+			return 0, err
+		}
+		return compareExit(outs), nil
 	}
 	fmt.Fprintf(stdout, "%s: %s vs %s  %s  strategy %s\n", p.Name, pos[1], pos[2], outs[0].params, outs[0].result.Strategy)
 	for _, o := range outs {
@@ -83,7 +105,6 @@ func (c *command) compare(args []string) (int, error) {
 		}
 	}
 	tw.Flush()
-	code := ExitOK
 	for _, o := range outs {
 		switch o.result.Verdict {
 		case explorer.Violation:
@@ -91,10 +112,18 @@ func (c *command) compare(args []string) (int, error) {
 		case explorer.Interrupted:
 			fmt.Fprintf(stdout, "\nnote: %s was interrupted; its metrics cover only the explored part.\n", o.variant)
 		}
-		// A violation wins over an interruption, as in explore.
+	}
+	return compareExit(outs), nil
+}
+
+// compareExit is compare's exit status: a violation in either variant wins
+// over an interruption, as in explore.
+func compareExit(outs [2]*outcome) int {
+	code := ExitOK
+	for _, o := range outs {
 		if oc := o.exitCode(); oc == ExitViolation || code == ExitOK {
 			code = oc
 		}
 	}
-	return code, nil
+	return code
 }

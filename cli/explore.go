@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -399,6 +400,9 @@ func (c *command) explore(args []string) (int, error) {
 	if *out != "" && o.trace == nil {
 		fmt.Fprintf(stderr, "%s explore: no violation, so nothing was written to %s\n", c.reg.name(), *out)
 	}
+	if *html != "" && o.trace == nil {
+		fmt.Fprintf(stderr, "%s explore: no violation, so no counterexample page was written to %s\n", c.reg.name(), *html)
+	}
 	if *asJSON {
 		if err := writeJSON(stdout, o.document(*timing)); err != nil {
 			return 0, err
@@ -486,9 +490,25 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	kind := "shortest, from bfs"
 	if o.minimized {
 		kind = fmt.Sprintf("minimized from %d steps", len(r.Schedule))
+		if smaller := shrunkParams(o.params, o.trace.Params); smaller != "" {
+			kind += ", at the smaller size " + smaller
+		}
 	}
 	fmt.Fprintf(w, "\ncounterexample: %d steps (%s)\n", len(o.trace.Schedule), kind)
 	return render(w, o.replay, full)
+}
+
+// shrunkParams names the parameters whose values minimization lowered
+// from the explored configuration's ("vcpus=2 preemptions=1"), in name
+// order, or "" when it kept them all.
+func shrunkParams(explored, trace model.Params) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(trace)) {
+		if v, ok := explored[k]; ok && trace[k] != v {
+			out = append(out, fmt.Sprintf("%s=%d", k, trace[k]))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func printMetrics(w io.Writer, ms []explorer.Metric) {
@@ -497,7 +517,7 @@ func printMetrics(w io.Writer, ms []explorer.Metric) {
 			fmt.Fprintf(w, "metric %s: min %d, max %d, mean %.3f over %s executions (%d over all transitions)\n",
 				m.Name, m.Min, m.Max, m.Mean, formatCount(m.Executions), m.Transitions)
 		} else {
-			fmt.Fprintf(w, "metric %s: %d over all transitions (per-execution totals need complete, acyclic executions)\n", m.Name, m.Transitions)
+			fmt.Fprintf(w, "metric %s: %d over all transitions (min, max and mean per execution: --metrics, on a complete search without cycles)\n", m.Name, m.Transitions)
 		}
 	}
 }

@@ -35,8 +35,12 @@ func (c *command) stress(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := stressFlags(flagsSet(fs), *controlled, *strategy); err != nil {
+	set := flagsSet(fs)
+	if err := stressFlags(set, *controlled, *strategy); err != nil {
 		return 0, err
+	}
+	if set["runs"] && *runs <= 0 {
+		return 0, usagef("--runs must be at least 1, got %d (without --runs and --duration, stress makes 200 runs)", *runs)
 	}
 	p, v, given, err := c.parseTarget("stress", pos)
 	if err != nil {
@@ -71,7 +75,7 @@ func (c *command) stress(args []string) (int, error) {
 		if err := checkWritable("out", *out); err != nil {
 			return 0, err
 		}
-		return c.stressControlled(target, s, lim, *maxSteps, *out)
+		return c.stressControlled(target, s, *strategy == "dfs", lim, *maxSteps, *out)
 	}
 	if *out != "" {
 		return 0, usagef("--out needs --controlled: a run under the Go scheduler has no schedule to replay")
@@ -148,7 +152,10 @@ func (c *command) stressReal(t *conform.Target, seed int64, lim limits) (int, er
 	return ExitOK, nil
 }
 
-func (c *command) stressControlled(t *conform.Target, s rt.Strategy, lim limits, maxSteps int, out string) (int, error) {
+// stressControlled runs t under the controlled scheduler with strategy s
+// (exhaustive: dfs, which says when the run limit stopped it before it
+// had tried every schedule within its bound).
+func (c *command) stressControlled(t *conform.Target, s rt.Strategy, exhaustive bool, lim limits, maxSteps int, out string) (int, error) {
 	stdout := c.stdout
 	fmt.Fprintf(stdout, "%s  controlled scheduler, %s\n", describeTarget(t.Protocol.Name, t.Variant, t.Params), s)
 	n, bounded := 0, 0
@@ -196,8 +203,15 @@ func (c *command) stressControlled(t *conform.Target, s rt.Strategy, lim limits,
 		return ExitViolation, nil
 	}
 	how := fmt.Sprintf("%d runs", n)
-	if exhausted {
+	switch {
+	case exhausted:
 		how += ", every schedule within the bound"
+	case exhaustive:
+		limit := "--duration"
+		if lim.runs > 0 && n >= lim.runs {
+			limit = "--runs"
+		}
+		how += fmt.Sprintf(" (bounded: %s stopped dfs before it had tried every schedule within its preemption bound)", limit)
 	}
 	if bounded > 0 {
 		how += fmt.Sprintf(", %d cut at max-steps=%d", bounded, maxSteps)
