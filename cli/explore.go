@@ -357,12 +357,22 @@ func (c *command) explore(args []string) (int, error) {
 	html := fs.String("html", "", "write an HTML view of the counterexample to this file")
 	full := fs.Bool("full", false, "show every step and every changed variable of the counterexample (default: a summary that fits on a screen)")
 	timing := fs.Bool("timing", false, "show the wall-clock time on stdout (text) or as \"seconds\" (--json); otherwise it goes to stderr and stdout is the same for the same inputs")
+	without := fs.String("without", "", "leave these properties out, comma-separated, to see what else the variant breaks (the trace records them, and replays with them left out)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
 	}
 	if err := ef.check(fs); err != nil {
 		return 0, err
+	}
+	var leftOut []string
+	if flagsSet(fs)["without"] {
+		for _, n := range strings.Split(*without, ",") {
+			if n = strings.TrimSpace(n); n == "" {
+				return 0, usagef("--without needs property names, comma-separated (check list names them), got %q", clip(*without))
+			}
+			leftOut = append(leftOut, n)
+		}
 	}
 	if *asJSON {
 		if err := unused(ef.set, "with --json (the trace is in the document, every step of it)", "full"); err != nil {
@@ -373,6 +383,7 @@ func (c *command) explore(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	p = p.Without(leftOut...)
 	opts, err := ef.options(stderr)
 	if err != nil {
 		return 0, err
@@ -464,6 +475,9 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 		fmt.Fprintf(w, "  store bytes/state: %.0f", s.StoreBytesPerState)
 	}
 	fmt.Fprintln(w)
+	if len(o.protocol.LeftOut) > 0 {
+		fmt.Fprintf(w, "left out: %s (--without: neither checked nor reported)\n", strings.Join(o.protocol.LeftOut, ", "))
+	}
 	for _, u := range r.Unchecked {
 		fmt.Fprintf(w, "not checked: %s\n", u)
 	}
@@ -537,6 +551,7 @@ type document struct {
 	Strategy             string           `json:"strategy"`
 	Verdict              explorer.Verdict `json:"verdict"`
 	Bound                string           `json:"bound,omitempty"`
+	Without              []string         `json:"without,omitempty"` // the properties left out
 	States               int64            `json:"states"`
 	Transitions          int64            `json:"transitions"`
 	Depth                int              `json:"depth"`
@@ -573,6 +588,7 @@ func (o *outcome) document(timing bool) document {
 		Depth: r.Stats.Depth, Executions: r.Stats.Executions,
 		StoreBytesPerState: r.Stats.StoreBytesPerState, FingerprintCollision: r.Stats.FingerprintCollision,
 		Unchecked: r.Unchecked, Violation: r.Violation, Trace: o.trace, Metrics: []metricDoc{},
+		Without: o.protocol.LeftOut,
 	}
 	if r.Verdict == explorer.OK && len(o.progressHeld) > 0 {
 		d.ProgressChecked, d.Fairness = o.progressHeld, o.fairness

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
 
@@ -14,7 +15,7 @@ func (c *command) load(path string) (*traces.Replayed, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	p, err := c.reg.Lookup(t.Protocol)
+	p, err := c.traceProtocol(t)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
@@ -23,6 +24,16 @@ func (c *command) load(path string) (*traces.Replayed, error) {
 		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
 	return r, nil
+}
+
+// traceProtocol is the protocol a trace was found with: the registry's,
+// with the properties the trace names left out.
+func (c *command) traceProtocol(t *traces.Trace) (*model.Protocol, error) {
+	p, err := c.reg.Lookup(t.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	return p.Without(t.Without...), nil
 }
 
 type replayDoc struct {
@@ -118,7 +129,7 @@ func (c *command) minimize(args []string) (int, error) {
 	if r.Execution.Violation == nil {
 		return 0, usagef("%s: the trace ends in no violation, so there is nothing to minimize", pos[0])
 	}
-	p, _ := c.reg.Lookup(r.Trace.Protocol)
+	p, _ := c.traceProtocol(r.Trace)
 	m, err := traces.Minimize(p, r.Trace)
 	if err != nil {
 		return 0, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/protocheck/protocheck/explorer/conform"
@@ -242,6 +243,9 @@ func (c *command) replayImpl(path string, stdout io.Writer) (int, error) {
 		return 0, err
 	}
 	tr := r.Trace
+	if len(tr.Without) > 0 {
+		return 0, usagef("%s: the trace was found with %s left out, and the real code checks every property: replay --impl drives only traces found with all of them", path, strings.Join(tr.Without, ", "))
+	}
 	p, err := c.reg.Lookup(tr.Protocol)
 	if err != nil {
 		return 0, usageError{err}

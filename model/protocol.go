@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -26,6 +27,38 @@ type Protocol struct {
 	// Claims are the protocol's performance claims (the seeds'), checked
 	// as expectations.
 	Claims []Claim
+	// LeftOut names, sorted, the properties that every machine New builds
+	// leaves out (set by Without); a trace records them.
+	LeftOut []string
+	// whole builds the machines with every property (New before Without).
+	whole func(variant string, p Params) (Machine, error)
+}
+
+// Without returns a copy of p whose machines leave the named properties
+// out (model.Without): the protocol a search for "what else breaks"
+// explores, and that a trace recorded from it names, so that replay and
+// minimization leave them out too. An unknown name is an error of
+// Instantiate.
+func (p *Protocol) Without(names ...string) *Protocol {
+	if len(names) == 0 {
+		return p
+	}
+	q := *p
+	left := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(p.LeftOut), names...))))
+	q.LeftOut = left
+	build := p.New
+	if p.whole != nil {
+		build = p.whole
+	}
+	q.whole = build
+	q.New = func(variant string, params Params) (Machine, error) {
+		m, err := build(variant, params)
+		if err != nil {
+			return nil, err
+		}
+		return Without(m, left...)
+	}
+	return &q
 }
 
 // A Config is one configuration of a verification matrix.

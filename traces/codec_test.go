@@ -126,7 +126,11 @@ func TestDecodeRejects(t *testing.T) {
 	cases := []struct {
 		name, data, want string
 	}{
-		{"unknown version", replace(`"version": 1`, `"version": 3`), "unsupported trace version 3"},
+		{"unknown version", replace(`"version": 1`, `"version": 4`), "unsupported trace version 4"},
+		{"without in version 2", replace(`"version": 1,`, `"version": 2, "without": ["a"],`), `unknown field "without"`},
+		{"without unsorted", replace(`"version": 1,`, `"version": 3, "without": ["b", "a"],`), "without must name properties once each, sorted"},
+		{"without twice", replace(`"version": 1,`, `"version": 3, "without": ["a", "a"],`), "without must name properties once each, sorted"},
+		{"without null", replace(`"version": 1,`, `"version": 3, "without": null,`), `"without" must be an array of property names`},
 		{"a cycle in version 1", replace(`"version": 1,`, `"version": 1, "cycle": 2,`), `unknown field "cycle"`},
 		{"a cycle without fairness", replace(`"version": 1,`, `"version": 2, "cycle": 2,`), "a cycle belongs to a progress violation, with its fairness"},
 		{"a cycle longer than the schedule", replace(`"version": 1,`, `"version": 2, "cycle": 99, "fairness": "weak",`), "cycle of 99 steps in a schedule of 10"},

@@ -60,6 +60,9 @@ func decode(data []byte) (*Trace, error) {
 	if t.Version >= 2 {
 		known = append(known, "cycle", "fairness")
 	}
+	if t.Version >= 3 {
+		known = append(known, "without")
+	}
 	if err := fs.only(known...); err != nil {
 		return nil, err
 	}
@@ -86,6 +89,11 @@ func decode(data []byte) (*Trace, error) {
 	if _, ok := fs.vals["fairness"]; ok {
 		if err := fs.take("fairness", &t.Fairness); err != nil {
 			return nil, err
+		}
+	}
+	if _, ok := fs.vals["without"]; ok {
+		if err := fs.take("without", &t.Without); err != nil || t.Without == nil {
+			return nil, fmt.Errorf("the trace: \"without\" must be an array of property names, not %s", describe(fs.vals["without"]))
 		}
 	}
 	if raw, ok := fs.vals["violation"]; ok {

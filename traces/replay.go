@@ -3,6 +3,7 @@ package traces
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -54,6 +55,9 @@ func Replay(p *model.Protocol, t *Trace) (*Replayed, error) {
 	}
 	if t.Protocol != p.Name {
 		return nil, fmt.Errorf("replay: the trace is of protocol %q, not %q", clip.String(t.Protocol), p.Name)
+	}
+	if !slices.Equal(t.Without, p.LeftOut) {
+		return nil, fmt.Errorf("replay: the trace was found with %s left out, the protocol given leaves out %s (model.Protocol.Without)", describeLeftOut(t.Without), describeLeftOut(p.LeftOut))
 	}
 	if err := completeParams(p, t.Params); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -157,6 +161,13 @@ func describeViolation(v *model.Violation) string {
 		return "no violation"
 	}
 	return "violation " + clip.String(v.Error())
+}
+
+func describeLeftOut(names []string) string {
+	if len(names) == 0 {
+		return "no property"
+	}
+	return clip.String(strings.Join(names, ", "))
 }
 
 // describeStep names a step's thread and label, each clipped: either may

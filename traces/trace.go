@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
@@ -27,9 +28,11 @@ import (
 const Format = "protocheck-trace"
 
 // Version is the newest trace format version: version 2 adds the lasso of
-// a progress violation ("cycle", "fairness"). A trace without them is
-// written as version 1, which every version reads.
-const Version = 2
+// a progress violation ("cycle", "fairness"), version 3 the properties left
+// out of the search ("without"). A trace is written in the oldest version
+// that holds it: one without those fields as version 1, which every
+// version reads.
+const Version = 3
 
 // A Trace is a counterexample (or any execution) as data.
 type Trace struct {
@@ -45,14 +48,21 @@ type Trace struct {
 	Cycle int `json:"cycle,omitempty"`
 	// Fairness, for a progress violation, is the fairness the cycle was
 	// found under and is checked against on replay (version 2).
-	Fairness  string           `json:"fairness,omitempty"`
+	Fairness string `json:"fairness,omitempty"`
+	// Without names the properties the search left out (explore --without,
+	// model.Protocol.Without), sorted; the trace replays only with them
+	// left out too (version 3).
+	Without   []string         `json:"without,omitempty"`
 	Violation *model.Violation `json:"violation,omitempty"`
 }
 
 // version is the format version t is written in: the oldest that holds
 // it.
 func (t *Trace) version() int {
-	if t.Cycle != 0 || t.Fairness != "" {
+	switch {
+	case len(t.Without) > 0:
+		return 3
+	case t.Cycle != 0 || t.Fairness != "":
 		return 2
 	}
 	return 1
@@ -84,13 +94,14 @@ func Record(p *model.Protocol, variant string, params model.Params, schedule []m
 	}
 	t := &Trace{
 		Format:   Format,
-		Version:  1,
 		Protocol: p.Name,
 		Variant:  variant,
 		Params:   resolved,
 		Schedule: make([]model.Choice, len(ex.Steps)),
 		Steps:    make([]Step, len(ex.Steps)),
+		Without:  slices.Clone(p.LeftOut),
 	}
+	t.Version = t.version()
 	names := m.Threads()
 	for i, s := range ex.Steps {
 		t.Schedule[i] = s.Choice
@@ -126,7 +137,7 @@ func RecordProgress(p *model.Protocol, variant string, params model.Params, sche
 	t := &Trace{
 		Format: Format, Protocol: p.Name, Variant: variant, Params: resolved,
 		Schedule: append([]model.Choice(nil), schedule...), Steps: make([]Step, len(ex.Steps)),
-		Cycle: cycle, Fairness: fairness,
+		Cycle: cycle, Fairness: fairness, Without: slices.Clone(p.LeftOut),
 	}
 	names := m.Threads()
 	for i, s := range ex.Steps {
@@ -149,8 +160,12 @@ func (t *Trace) validate() error {
 		return fmt.Errorf("format is %q, not %q: not a protocheck trace", t.Format, Format)
 	case t.Version < 1 || t.Version > Version:
 		return fmt.Errorf("unsupported trace version %d (this protocheck reads versions 1 to %d)", t.Version, Version)
-	case t.Version < t.version():
+	case t.Version < 2 && (t.Cycle != 0 || t.Fairness != ""):
 		return fmt.Errorf("a version %d trace cannot hold a cycle or a fairness (version 2 can)", t.Version)
+	case t.Version < 3 && len(t.Without) > 0:
+		return fmt.Errorf("a version %d trace cannot say which properties were left out (version 3 can)", t.Version)
+	case !slices.IsSorted(t.Without) || len(slices.Compact(slices.Clone(t.Without))) != len(t.Without) || slices.Contains(t.Without, ""):
+		return fmt.Errorf("without must name properties once each, sorted, got %q", t.Without)
 	case t.Cycle < 0 || t.Cycle > len(t.Schedule):
 		return fmt.Errorf("cycle of %d steps in a schedule of %d", t.Cycle, len(t.Schedule))
 	case t.Fairness != "" && t.Fairness != explorer.FairnessWeak && t.Fairness != explorer.FairnessNone:
@@ -227,7 +242,7 @@ func Encode(t *Trace) ([]byte, error) {
 		name string
 		v    any
 		set  bool
-	}{{"cycle", t.Cycle, t.Cycle != 0}, {"fairness", t.Fairness, t.Fairness != ""}, {"violation", t.Violation, t.Violation != nil}} {
+	}{{"cycle", t.Cycle, t.Cycle != 0}, {"fairness", t.Fairness, t.Fairness != ""}, {"without", t.Without, len(t.Without) > 0}, {"violation", t.Violation, t.Violation != nil}} {
 		if !f.set {
 			continue
 		}
