@@ -226,7 +226,7 @@ func (c *command) interrupted() bool {
 const usageText = `usage: %[1]s COMMAND [flags] [arguments]
 
 commands:
-  list [--json]                                   protocols, variants and parameters
+  list [--json]                                   protocols, variants, parameters, properties, metrics, claims
   explain PROTOCOL/VARIANT                        what a variant is, its source and expected verdict
   explore [flags] PROTOCOL/VARIANT [key=value...] explore one variant (bfs by default)
   verify [flags] [PROTOCOL ...]                   explore every variant and compare with its expectation

@@ -58,7 +58,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.fairness, "fairness", explorer.FairnessWeak, "bfs: fairness assumed by progress properties: weak or none")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "bfs: skip the progress properties (no state graph kept for them)")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "stop with verdict bounded after this long (e.g. 10m; 0: no limit)")
-	fs.Int64Var(&f.maxMemory, "max-memory", defaultMaxMemory(), "stop with verdict bounded before the process holds this many MiB (default: three quarters of the physical memory; 0: no limit)")
+	fs.Int64Var(&f.maxMemory, "max-memory", defaultMaxMemory(), "stop with verdict bounded before the process holds this many MiB (0: no limit); the default is three quarters of the physical memory")
 	fs.StringVar(&f.spillDir, "spill-dir", os.TempDir(), "bfs with --fingerprint or --symmetry: keep each level's states in a temporary file in this directory (\"none\": in memory)")
 }
 
@@ -113,8 +113,11 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 	if f.fairness != explorer.FairnessWeak && f.fairness != explorer.FairnessNone {
 		return usagef("--fairness must be weak or none, got %q", clip(f.fairness))
 	}
-	if f.timeLimit < 0 || f.maxMemory < 0 {
-		return usagef("--time-limit and --max-memory must not be negative (0: no limit)")
+	if f.timeLimit < 0 {
+		return usagef("--time-limit must not be negative (0: no limit), got %s", f.timeLimit)
+	}
+	if f.maxMemory < 0 {
+		return usagef("--max-memory must not be negative (0: no limit), got %d", f.maxMemory)
 	}
 	if f.set["spill-dir"] && f.spillDir == "" {
 		return usagef("--spill-dir needs a directory (or \"none\")")
