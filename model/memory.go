@@ -44,7 +44,7 @@ type Addr int
 // in its step's footprint, and a plain store is recorded as a write of its
 // word when it enters the buffer.
 //
-// The first use settled pvflush.md B2(a) (protocols/pvflush, parameters
+// The first use settled pvflush's B2(a) (protocols/pvflush, parameters
 // memory and pte-clear): with a PTE clear that is a plain store and no
 // barrier before the flush reads steal_time, the uncompared cmpxchg of
 // ignore-cmpxchg drops a running vCPU holding a stale translation (a

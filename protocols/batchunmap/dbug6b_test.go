@@ -53,7 +53,7 @@ func crossFlush(s *state) string {
 	return ""
 }
 
-// D-bug6b (batchunmap.md D.7): with two reclaimers on arm64, must
+// D-bug6b: with two reclaimers on arm64, must
 // try_to_unmap_flush also complete the TLBIs another reclaimer issued?
 // The model's try_to_unmap_flush is arm64's: dsb(ish) on the reclaimer's
 // own CPU, completing only that CPU's TLBIs. The checker answers no:

@@ -34,7 +34,7 @@
 // has pending and flushed fields of `width` bits with a guard bit between
 // them, laid out as in 5ee2fa2f0636 but narrow, so that a wrap is reachable.
 //
-// Properties (protocols/batchunmap.md): no-use-after-free (P1: no access
+// Properties: no-use-after-free (P1: no access
 // through a stale entry to a freed or reused page), no-lost-write (P2: no
 // write after pageout's snapshot), syscall-postcondition (P3: no write
 // through an entry older than a returned mprotect or MADV_FREE, no access
@@ -63,8 +63,42 @@
 // with the overflow reset); mm/madvise.c 383c4613c67c (drain again after
 // re-taking the PTL); riscv 82dd33fde026 (keep mm_cpumask bits with
 // ASIDs); arm64 43b3dfdd0455 and 4b634918384c (the drain flushes the mm,
-// not only a local DSB); x86 209954cbc7d0 (lazy mm_cpumask). The reference
-// is /work/shared/protocols/batchunmap.md.
+// not only a local DSB); x86 209954cbc7d0 (lazy mm_cpumask).
+//
+// Known variants and bugs, by id (the tests and the README use them; the
+// property ids P1-P5 are above, and L1-L2 stands for the progress property
+// syscall-returns):
+//
+//   - D-v1: tlb_flush_batched as a bool with flush_tlb_batched_pending
+//     (3ea277194daa, 2017-2022): correct while every race goes through one
+//     PTL, buggy across two (D-bug2).
+//   - D-bug1: batching without flush_tlb_batched_pending (72b252aed506,
+//     fixed by 3ea277194daa): no-pending-flush.
+//   - D-bug2: the bool cleared after the drain's flush while another
+//     reclaim set it under another PTL (fixed by 5ee2fa2f0636): bool-flag.
+//   - D-bug2c: pending/flushed generations without the PENDING_LARGE
+//     reset, so pending wraps onto flushed: no-overflow-reset.
+//   - D-bug3: nested reclaim's init_tlb_ubc clears flush_required (fixed by
+//     b385d21f27d8): nested-reset.
+//   - D-bug4: pageout of a dirty page without try_to_unmap_flush_dirty
+//     (designed against by d950c9477d51): no-flush-dirty.
+//   - D-bug5: madvise re-takes the PTL after split_folio without draining
+//     again (fixed by 383c4613c67c): madvise-retake.
+//   - D-bug6: arm64's drain is a dsb(ish) on the syscall's own CPU, which
+//     does not complete another CPU's TLBIs (43b3dfdd0455, fixed by
+//     4b634918384c): arm64-dsb-only.
+//   - D-bug6b: arm64 again: must try_to_unmap_flush complete the TLBIs
+//     another reclaimer issued (the question dbug6b_test.go settles), and
+//     a reclaimer migrating between arch_tlbbatch_add_pending and
+//     arch_tlbbatch_flush, which relies on __switch_to's dsb(ish).
+//   - D-bug8: riscv with ASIDs, switch_mm clears the old CPU's mm_cpumask
+//     bit without a flush (65d4b9c53017, fixed by 82dd33fde026; Guo Ren's
+//     schedule is a stale read after a COW flush sent to the mask):
+//     riscv-asid-clear.
+//   - D-bug9: x86 INVLPGB, broadcast ASIDs flushed through the cpumask
+//     only (not modelled).
+//   - D-bug10: set_tlb_ubc_flush_pending's pte_accessible skip without
+//     the pending-flush check (not modelled).
 //
 // Finding: the generation variant (mainline) is not correct at every
 // size. flush_tlb_batched_pending's cmpxchg can succeed after 2^(width-1)

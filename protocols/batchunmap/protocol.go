@@ -23,7 +23,7 @@ const (
 var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
 	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly}
 
-// Property names (batchunmap.md P1-P5, and the progress property L1-L2:
+// Property names (P1-P5, and the progress property L1-L2:
 // every call the syscall thread makes returns).
 const (
 	NoUseAfterFree       = "no-use-after-free"
@@ -66,7 +66,7 @@ var Protocol = &model.Protocol{
 			Description: "riscv arch_tlbbatch_flush never clears the batch cpumask: safe, but flush targets accumulate",
 			Source:      "seed 004 54d7431af73e; fixed by 3951f6add519 riscv: Fix arch_tlbbatch_flush() by clearing the batch cpumask"},
 		{Name: RiscvASIDClear, Expect: SyscallPostcondition,
-			// The batched analog (batchunmap.md D-bug8): the reclaimer's
+			// The batched analog (D-bug8): the reclaimer's
 			// batch cpumask misses the CPU, which then reads a freed page or
 			// writes one under writeback; random walks meet those first.
 			AlsoViolates: []string{NoUseAfterFree, NoLostWrite},

@@ -130,7 +130,7 @@ func TestGenerationABA(t *testing.T) {
 	}
 }
 
-// batchunmap.md: the bool flag is correct while every race goes through
+// D-v1: the bool flag is correct while every race goes through
 // the same page-table lock, and buggy across two.
 func TestBoolFlagNeedsTwoLocks(t *testing.T) {
 	r, _ := explore(t, BoolFlag, model.Params{"ptls": 1}, explorer.Options{})

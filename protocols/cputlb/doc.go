@@ -61,7 +61,7 @@
 // stream last carried it, so D's dirty bit is set and its TLB entry of D
 // is writable, and its TLB holds M (filled under dispatch generation 0).
 //
-// Properties: no-stale-translation (qemu.md A4-S1: once source s has
+// Properties: no-stale-translation (A4-S1: once source s has
 // executed the instruction after its invalidate, no vCPU uses a
 // translation of X_s cached before it), work-once (each work item runs
 // exactly once and is freed, or marked done, exactly once), dirty-tracking
@@ -80,6 +80,15 @@
 // fix (sync-no-reset, is-clean-unlocked, commit-direct), and the flush's
 // own bugs (non-synced, synced-no-tb-end, no-kick). The verification
 // matrix and the seed's claims are in matrix.go.
+//
+// Ids of the flush's bugs (the variants, the tests and protocols/exclusive
+// use them): H9, a broadcast invalidate through the non-synced
+// tlb_flush_*_all_cpus, so the source goes on while remote vCPUs still
+// translate with stale entries (ppc tlbie, fixed by 82676f1fc4b1
+// "target/ppc: Fix broadcast tlbie synchronisation"): non-synced; H10, a
+// synced flush without ending the TB (4ddc104689b "target/ppc: Fix
+// tlbie"): synced-no-tb-end; V-A6, a mutation, a flush job queued without
+// kicking its target: no-kick.
 //
 // Not modelled: tlb_protect_code (the same tlb_reset_dirty, from a vCPU
 // thread holding no BQL, so it cannot tell the seed's two flavours apart;
@@ -102,6 +111,7 @@
 // <20240220041922.373029-2-npiggin@gmail.com>; 0d58c660689f6da1e3feff8a997014003d928b3b;
 // ba3186c4e473963ba83b5792f3d02d4ac0a76ba5 (the _synced API);
 // 4ddc104689b and 82676f1fc4b1511a5fe32256aaec885d200ffbf6 (target/ppc
-// tlbie fixes); /work/shared/protocols/qemu.md, sections A.1, A.2, A.4
-// and A.5.
+// tlbie fixes); QEMU cpu-common.c at
+// 18530e7c57dec3d82d02ed17038661e2005162c1 (the upstream exclusive
+// protocol and the work queues).
 package cputlb

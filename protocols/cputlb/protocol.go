@@ -91,7 +91,7 @@ var variants = []struct {
 		without(noBQLFixed, func(c *config) { c.endTB = false })},
 	{model.Variant{Name: "no-kick", Expect: NoStaleTranslation, AlsoViolates: []string{model.Deadlock},
 		Description: "synced flush whose remote jobs are queued without qemu_cpu_kick of the target (mutation V-A6); fixed environment",
-		Source:      "qemu.md A.5 V-A6 (mutation)"},
+		Source:      "mutation V-A6"},
 		without(noBQLFixed, func(c *config) { c.kickQueue = false })},
 }
 

@@ -123,12 +123,12 @@ func TestIgnoredRequestIsTheDifference(t *testing.T) {
 	}
 }
 
-// TestNoOldpirWithoutTLBInstructions settles the research notes'
-// prediction (section 3): without the oldpir term, host-freed pages
-// become reachable with no guest TLB instruction at all. With tlb-ops=0
+// TestNoOldpirWithoutTLBInstructions settles the prediction that,
+// without the oldpir term, host-freed pages become reachable with no
+// guest TLB instruction at all. With tlb-ops=0
 // the guests only load (every vCPU boots with EA 0 mapped), one vCPU per
 // VM and no VMM, so neither pollution nor a cross-VM leak is possible:
-// bfs finds host-memory-safety, in the notes' schedule (install on CPU0,
+// bfs finds host-memory-safety, in the predicted schedule (install on CPU0,
 // migrate, the host's flush handled on CPU1, back to CPU0 without a
 // flush), and the merged condition is clean at that size.
 func TestNoOldpirWithoutTLBInstructions(t *testing.T) {
@@ -149,7 +149,7 @@ func TestNoOldpirWithoutTLBInstructions(t *testing.T) {
 }
 
 // TestNoOldpirStaleness: without host unmaps, no-oldpir's shortest
-// counterexample is e500mc.md's C-bug-a, the guest's own stale entry
+// counterexample is C-bug-a, the guest's own stale entry
 // after a tlbwe and local tlbilx done on another CPU (no-pollution).
 func TestNoOldpirStaleness(t *testing.T) {
 	r := explore(t, machineFor(t, "no-oldpir", model.Params{"unmaps": 0, "cycles": 0, "ops": 3}), explorer.Options{})

@@ -51,10 +51,20 @@
 // Variants: per-lpid (the seed, merged), per-cpu (2013, before the seed),
 // oldpir-only (2012), no-oldpir, oldpir-zero, never-flush, preempt-window,
 // where the load evaluates the condition, is preempted, and acts on its
-// decision on the CPU it resumes on (e500mc.md C-bug-d; mainline is safe
+// decision on the CPU it resumes on (C-bug-d; mainline is safe
 // because the load runs with preemption disabled), and ignore-request,
 // where the run loop ignores KVM_REQ_TLB_FLUSH (the request half of the
 // host's flush). e6500-shared-lpid is not modelled.
+//
+// Known variants and bugs, by id (the Sources and tests use them): C-v0,
+// never flush (the strawman): never-flush; C-bug-a, the oldpir term
+// dropped, so a vCPU that invalidated an entry on another CPU comes back
+// and hits its own stale entry: no-oldpir; C-bug-b, C-bug-a with the LPID
+// and a freed vCPU's address reused, so a new VM's vCPU trusts the old
+// VM's entries (mainline is saved by oldpir = 0xffffffff at creation):
+// no-oldpir with VM cycles, and oldpir-zero, where oldpir starts at a
+// valid PIR; C-bug-d, the check made with preemption enabled:
+// preempt-window. The property ids S1, S2 and S3 are below.
 //
 // # Properties
 //
@@ -83,8 +93,9 @@
 //
 // # Sources
 //
-//   - seed 002 (/work/shared/seeds/002_6414358d65bdb836.txt): the patch,
-//     its condition and Scott Wood's review.
+//   - seed 002, Mihai Caraman's "[PATCH v3] KVM: PPC: e500mc: Enhance tlb
+//     invalidation condition on vcpu schedule": the patch, its condition
+//     and Scott Wood's review.
 //   - torvalds/linux 0980bd9cd32de2fef7eaa2858345c49d14498625
 //     arch/powerpc/kvm/e500mc.c: the 2012 condition oldpir != PIR, oldpir
 //     initialised to 0xffffffff, kvmppc_e500_tlbil_one/_all.
@@ -99,6 +110,4 @@
 //     (kvm_mmu_notifier_invalidate_range_start/_end,
 //     kvm_flush_remote_tlbs, kvm_make_vcpus_request_mask), include/linux/
 //     kvm_host.h (KVM_REQ_TLB_FLUSH carries KVM_REQUEST_WAIT).
-//   - /work/shared/protocols/e500mc.md: the protocol reference (variants
-//     C-v0..C-bug-b, properties S1-S3, the seed's flush counts).
 package e500mc

@@ -22,7 +22,7 @@ package e500mc
 //   - virt/kvm/kvm_main.c: the MMU notifier's invalidate_range_start and
 //     _end, kvm_flush_remote_tlbs and kvm_make_all_cpus_request;
 //   - seed 002 ([PATCH v3] KVM: PPC: e500mc: Enhance tlb invalidation
-//     condition on vcpu schedule) and /work/shared/protocols/e500mc.md.
+//     condition on vcpu schedule, Mihai Caraman).
 //
 // # Threads and steps
 //

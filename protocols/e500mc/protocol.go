@@ -6,7 +6,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// Property names, in the words of e500mc.md (S1, S2, S3).
+// Property names, with their ids (S1, S2, S3: doc.go).
 const (
 	// NoPollution (S1): every TLB hit by vCPU v is on an entry v itself
 	// installed from its own guest TLB and has not since invalidated.
@@ -118,21 +118,21 @@ var Protocol = &model.Protocol{
 			// is an entry left on a CPU that outlives the host's flush of
 			// its page (no guest TLB instruction needed). Without host
 			// unmaps it is the guest's own stale entry after a local
-			// tlbilx (no-pollution, e500mc.md C-bug-a), and with a freed
+			// tlbilx (no-pollution, C-bug-a), and with a freed
 			// vCPU's slot reused by another VM a cross-VM leak (C-bug-b).
 			AlsoViolates: []string{NoPollution, VMIsolation},
 			Description:  "flush only if last_vcpu_of_lpid[LPID] != vcpu: entries left on a CPU outlive the host's flush and the guest's local invalidations done elsewhere",
-			Source:       "hypothetical (e500mc.md C-bug-a): shows why the oldpir term exists"},
+			Source:       "hypothetical (C-bug-a): shows why the oldpir term exists"},
 		{Name: "oldpir-zero", Expect: VMIsolation,
 			Description: "merged condition, but oldpir starts at PIR 0: a new vCPU at a freed vCPU's address in a VM that reuses the LPID trusts the old VM's entries",
-			Source:      "hypothetical (e500mc.md C-bug-b/oldpir reuse); mainline sets oldpir = 0xffffffff in kvmppc_core_vcpu_create_e500mc"},
+			Source:      "hypothetical (C-bug-b/oldpir reuse); mainline sets oldpir = 0xffffffff in kvmppc_core_vcpu_create_e500mc"},
 		{Name: "never-flush", Expect: NoPollution,
 			AlsoViolates: []string{VMIsolation, HostMemorySafety},
 			Description:  "never flush at vCPU load (strawman)",
-			Source:       "e500mc.md C-v0"},
+			Source:       "strawman (C-v0)"},
 		{Name: "preempt-window", Expect: NoPollution,
 			Description: "merged condition, but checked with preemption enabled: decided on one CPU, acted on (flush and record) on another",
-			Source:      "hypothetical (e500mc.md C-bug-d); mainline runs the load with preemption disabled"},
+			Source:      "hypothetical (C-bug-d); mainline runs the load with preemption disabled"},
 		{Name: "ignore-request", Expect: HostMemorySafety,
 			Description: "merged load condition, but kvmppc_core_check_requests ignores KVM_REQ_TLB_FLUSH: the host frees pages the running vCPU's TLB still maps",
 			Source:      "hypothetical mutation of arch/powerpc/kvm/booke.c kvmppc_core_check_requests (the request half of the host's flush)"},
@@ -191,7 +191,7 @@ var matrix = []model.Config{
 var claims = []model.Claim{
 	{Name: "alternating-flushes", Metric: Flushes, A: "per-lpid", B: "per-cpu",
 		Params: model.Params{"scenario": 1, "rounds": claimRounds},
-		Text:   "seed 002 (e500mc.md C.8): one CPU alternating a vCPU of VM1 and a vCPU of VM2 for N rounds flushes 2N times under per-cpu and twice under per-lpid",
+		Text:   "seed 002: one CPU alternating a vCPU of VM1 and a vCPU of VM2 for N rounds flushes 2N times under per-cpu and twice under per-lpid",
 		Holds: func(a, b model.MetricSummary) (bool, string) {
 			return one(a, 2) && one(b, 2*claimRounds), fmt.Sprintf("per-lpid %s flushes, per-cpu %s (2*rounds = %d)", span(a), span(b), 2*claimRounds)
 		}},

@@ -4,7 +4,7 @@ import "github.com/protocheck/protocheck/model"
 
 // scriptedStep is the seed's workload (scenario 1): one CPU whose host
 // scheduler alternates vCPU A of VM1 and vCPU B of VM2 (the seed's
-// "other guest"; e500mc.md calls it C), A first, for `rounds` rounds. A
+// "other guest"), A first, for `rounds` rounds. A
 // runs the memory-stress loop: in its first slice it maps EA 0 (tlbwe,
 // whose premap installs the shadow entry), and in every slice it loads
 // EA 0 until the load hits once (a miss exits, the host refills the

@@ -7,8 +7,7 @@
 // thread, run_on_cpu from the I/O thread), CPU hot-plug
 // (cpu_list_add/cpu_list_remove) and the BQL.
 //
-// Two protocols are modelled, following /work/shared/protocols/qemu.md
-// (Part A) and the real code:
+// Two protocols are modelled, following the real code:
 //
 //   - upstream (A.1, A.2): the lock-free pending_cpus / has_waiter scheme
 //     of "cpus-common: lock-free fast path for cpu_exec_start/end"
@@ -20,7 +19,7 @@
 //     outside cpu_exec;
 //   - cpu-lock (A.3): seed 001, "[RFC v4 71/71] cpus-common: wait on the
 //     CPU lock for exclusive work completion" (Emilio G. Cota,
-//     /work/shared/seeds/001_82edb6f67d33326f.txt), where each waiter
+//     qemu-devel), where each waiter
 //     sleeps on its CPU's cpu->cond, which the per-CPU-lock series also
 //     uses for run_on_cpu's wi.done (cota/qemu cpus-common.c @09addeed,
 //     cpus.c @031cfd04: the vCPU thread holds cpu->lock, not the BQL), and
@@ -80,7 +79,7 @@
 // QemuMutex on x86 (glibc) takes and releases with locked instructions
 // (run.go says why that is also the sound choice for the model). Under
 // TSO upstream stays correct and every other variant keeps its verdict and
-// its shortest counterexample (tso_test.go). no-smp-mb is qemu.md's V-A1:
+// its shortest counterexample (tso_test.go). no-smp-mb is V-A1:
 // upstream without the smp_mb() of cpu_exec_start and start_exclusive. It
 // is defined on x86-TSO, where the barrier matters, and so runs with store
 // buffers whatever memory says (without them it explores exactly
@@ -105,4 +104,46 @@
 // (acquisitions of the one global qemu_cpu_list_lock, the contention the
 // seed set out to remove). The verification matrix and the seed's claims
 // are in matrix.go.
+//
+// Ids (the tests, the variants' Sources and the README use them). Parts
+// of the protocols: A.1 is upstream's exclusive sections
+// (start_exclusive/end_exclusive, cpu_exec_start/cpu_exec_end in
+// cpu-common.c), A.1 (c) their steps; A.2 is the work queues, the kick and
+// the vCPU loop (queue_work_on_cpu, do_run_on_cpu,
+// process_queued_cpu_work, mttcg_cpu_thread_fn), A.2 (c) their steps; A.3
+// is seed 001's per-CPU-lock exclusive sections, A.3 (c) their steps, and
+// A.3 (d') the analysis of its lost wake-ups: cpu->cond carries three
+// predicates (!exclusive_waiter for the initiator, !exclusive_ongoing for
+// the vCPU, wi.done for run_on_cpu callers), so a qemu_cond_signal meant
+// for one waiter can wake another whose predicate is still false; with one
+// waiter per predicate the signal would be safe, and qemu_cond_broadcast
+// (cpu-lock-broadcast) is the proposed fix. Properties: A1-S1, A1-S2,
+// A2-S1, A1-L1 and A1-L2 as above. Known bugs and mutations:
+//
+//   - H1: start_exclusive waits with if instead of while (the old
+//     linux-user/main.c): if-not-while.
+//   - H2: an exclusive section entered with the BQL held, which the
+//     comment in process_queued_cpu_work forbids: bql-held.
+//   - H3: cpu_list_add runs finish_safe_work (cpu_exec_start/end) under
+//     the BQL (added by ab129972, removed by Roman Kagan's "cpus-common:
+//     nuke finish_safe_work", QEMU 4.2): finish-safe-work.
+//   - H5: one thread calls start_exclusive twice without the nesting
+//     counter (fixed by Ilya Leoshkevich's "cpus: Make
+//     {start,end}_exclusive() recursive", 2023): non-recursive.
+//   - H6: start_exclusive called from inside cpu_exec counts the caller
+//     itself (QEMU issue #2566, fixed by 7ba055b49b74 "target/i386: fix
+//     hang when using slow path for ptw_setl"): exclusive-from-exec.
+//   - LW-1, LW-2: seed 001's lost wake-ups on cpu->cond (cpu-lock). LW-1:
+//     end_exclusive's signal meant for the vCPU sleeping in
+//     cpu_exec_start wakes a run_on_cpu waiter instead. LW-2:
+//     cpu_exec_exclusive_locked's signal meant for start_exclusive wakes
+//     a run_on_cpu waiter instead.
+//   - V-A1: mutation: the smp_mb() of cpu_exec_start and start_exclusive
+//     dropped: no-smp-mb.
+//   - V-A4: mutation: cpu_exec_end decrements pending_cpus whenever it is
+//     > 1, without checking has_waiter: end-decrements-always.
+//   - V-A5: mutation: end_exclusive signals exclusive_resume instead of
+//     broadcasting it: end-signals-resume.
+//   - V-A6: mutation: the kick missing in start_exclusive (or in
+//     queue_work_on_cpu): no-kick.
 package exclusive

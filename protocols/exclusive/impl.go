@@ -12,14 +12,14 @@ package exclusive
 //     has_waiter fast path of c265e976 and the exclusive_context_count
 //     nesting counter of 2023; process_queued_cpu_work, queue_work_on_cpu
 //     and do_run_on_cpu with qemu_work_cond; mttcg_cpu_thread_fn holding
-//     the BQL outside cpu_exec (qemu.md A.1, A.2);
+//     the BQL outside cpu_exec (A.1, A.2);
 //   - cpu-lock: seed 001, "[RFC v4 71/71] cpus-common: wait on the CPU lock
-//     for exclusive work completion" (Emilio G. Cota,
-//     /work/shared/seeds/001_82edb6f67d33326f.txt), on the per-CPU-lock
-//     series (cota/qemu cpus-common.c @09addeed, cpus.c @031cfd04):
+//     for exclusive work completion" (Emilio G. Cota, qemu-devel), on
+//     the per-CPU-lock series (cota/qemu cpus-common.c @09addeed, cpus.c
+//     @031cfd04):
 //     cpu_exec_exclusive_locked, waiters on cpu->cond shared with
 //     run_on_cpu's wi.done, qemu_tcg_cpu_thread_fn holding cpu->lock
-//     (qemu.md A.3); cpu-lock-broadcast is qemu.md's fix (d');
+//     (A.3); cpu-lock-broadcast is the fix proposed in A.3 (d');
 //   - the other variants are the switches of machine.go's flags, each at
 //     the place in the code where the model has it.
 //

@@ -202,7 +202,7 @@ func TestImplFindsBugControlled(t *testing.T) {
 	body := func(e *rt.Env) { newBody(e) }
 	// Depth 1 (no preemption) never finds it: the lost wake-up needs a
 	// signal on cpu2->cond while two threads sleep there. Depth 3 with
-	// seed 1 finds it in the 8th run: qemu.md's LW-1, end_exclusive's
+	// seed 1 finds it in the 8th run: LW-1, end_exclusive's
 	// signal meant for vcpu2 (asleep in cpu_exec_end) wakes the I/O
 	// thread, which goes back to sleep.
 	const depth, maxRuns = 3, 200

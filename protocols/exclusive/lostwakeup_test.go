@@ -8,7 +8,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// The cpu-lock counterexample is qemu.md's LW-2: the signal meant for
+// The cpu-lock counterexample is LW-2: the signal meant for
 // start_exclusive wakes the I/O thread, and the report names both waits
 // on the same cpu->cond.
 func TestCPULockStolenWakeup(t *testing.T) {
@@ -78,10 +78,10 @@ func drive(t *testing.T, m model.Machine, legs []leg) ([]model.Choice, *explorer
 	return sched, ex
 }
 
-// LW-1 (end_exclusive's signal stolen) is qemu.md's other schedule; bfs
+// LW-1 (end_exclusive's signal stolen) is A.3 (d')'s other schedule; bfs
 // reports LW-2 because it is shorter. Driving cpu-lock through LW-1 step
 // by step checks that the model allows it and that it ends in the
-// deadlock qemu.md describes, once vcpu0's guest has halted (tbs=1; with
+// deadlock A.3 (d') describes, once vcpu0's guest has halted (tbs=1; with
 // a guest that runs on, the same lost wake-up is a violation of
 // cpu-exec-start-proceeds: vcpu0 runs TBs for ever while vcpu1 sleeps in
 // cpu_exec_start).

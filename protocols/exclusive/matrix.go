@@ -64,7 +64,7 @@ var matrix = []model.Config{
 			"end-signals-resume": model.Deadlock,
 			// Without a run_on_cpu caller on cpu->cond every predicate
 			// there has one waiter, and qemu_cond_signal cannot wake the
-			// wrong one (qemu.md A.3 (d')).
+			// wrong one (A.3 (d')).
 			"cpu-lock": model.ExpectOK,
 		}},
 	{Params: model.Params{"memory": 1},

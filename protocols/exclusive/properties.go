@@ -7,7 +7,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// Property names, as in qemu.md's exclusive section.
+// Property names, with their ids (doc.go).
 const (
 	// PropMutualExclusion is A1-S1: no CPU is in cpu_exec while an
 	// exclusive section is active.

@@ -8,8 +8,8 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// The sequential specification (qemu.md: "an execution object: guest
-// execution reads a generation that only exclusive sections bump"). The
+// The sequential specification (an execution object: guest execution
+// reads a generation that only exclusive sections bump). The
 // object is one counter, the generation:
 //
 //   - an exclusive section (client clientExclusive+thread) reads the

@@ -20,7 +20,7 @@ func TestUpstreamCorrectUnderTSO(t *testing.T) {
 	}
 }
 
-// qemu.md V-A1, found: without the smp_mb() of cpu_exec_start and
+// V-A1, found: without the smp_mb() of cpu_exec_start and
 // start_exclusive, each side's store stays in its store buffer while it
 // loads the other side's word, so both read the old value: start_exclusive
 // does not count the vCPU, the vCPU takes the fast path, and it executes

@@ -14,7 +14,7 @@ package exclusive
 // (memory=1, and always in no-smp-mb) the atomic_set()s are plain stores
 // that enter the thread's store buffer, the atomic_read()s may pass them,
 // and the smp_mb()s (x.Fence(s.mem)) drain the buffer, as do the mutex
-// operations (run.go). The two Dekker pairs of qemu.md A.1 are thus
+// operations (run.go). The two Dekker pairs of A.1 are thus
 // exercised: cpu_exec_start's store of cpu->running against
 // start_exclusive's load of it, start_exclusive's store of pending_cpus
 // against cpu_exec_start's load of it (and the same with cpu_exec_end).

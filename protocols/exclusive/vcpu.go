@@ -94,7 +94,7 @@ func (r *run) vcpuStep() {
 		th.pc = pcVBottom
 	case pcVBottom:
 		// qatomic_set_mb: the store, then a full barrier, so that the
-		// work list is read after exit_request is clear (qemu.md A.2:
+		// work list is read after exit_request is clear (A.2:
 		// "enqueue then kick" against "clear exit_request, then drain").
 		r.x.Store(s.mem, r.m.aExit[t], 0)
 		r.x.Fence(s.mem)

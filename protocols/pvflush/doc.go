@@ -9,9 +9,8 @@
 // fixed host (8c6de56a42e0 and b043138246a4 for CVE-2019-3016,
 // 6cd88243c7e0 for CVE-2022-39189; host=0, the default). It also models
 // the lockless page-table walker that the PV flush endangers
-// (get_user_pages_fast, pvflush.md B11) and the table freeing that
-// protects it (tlb_remove_table, 9e52fc2b50de). The protocol document is
-// pvflush.md (reference B.0-B.5, Appendix C).
+// (get_user_pages_fast, B11) and the table freeing that protects it
+// (tlb_remove_table, 9e52fc2b50de).
 //
 // # Threads
 //
@@ -22,7 +21,7 @@
 // translation), takes call-function IPIs (flush_tlb_func: flush the
 // initiator's page, then ack), or has an instruction exit to KVM's
 // emulator, which walks the PTE and holds the translation until it
-// completes the access (Appendix C note 4). In host mode it finishes
+// completes the access (which B5 needs). In host mode it finishes
 // emulation, runs record_steal_time and enters the guest. The host
 // scheduler is not a thread: a preemption (kvm_sched_out ->
 // kvm_arch_vcpu_put -> kvm_steal_time_set_preempted) is an alternative of
@@ -131,6 +130,45 @@
 // no such caller exists in Linux, see the README) lets the clear sit in
 // the store buffer past the reads, and then ignore-cmpxchg drops a
 // running vCPU that holds a translation of the freed page (tso_test.go).
+//
+// Known bugs and mutations, by id (the tests, the variants' Sources and
+// the README use them):
+//
+//   - B1: the seed's shift bug: cmpxchg sets state | 1 << KVM_VCPU_SHOULD_FLUSH
+//     where the constant is already the mask, so bit 2, which the host
+//     never tests (Radim Krčmář's review; fixed in v2, "fix cmpxchg
+//     check"): shift-bug and posted.
+//   - B2: the seed's uncompared cmpxchg, if (cmpxchg(...)) instead of
+//     == state, which Radim said could "drop running VCPU": ignore-cmpxchg
+//     and posted. B2(a) is its schedule under x86-TSO: the byte holds 3
+//     (set by a second initiator, "I2", or by an earlier flush round), the
+//     initiator's PTE clear is still in its store buffer when it reads the
+//     byte (step G2a, kvm_flush_tlb_others' READ_ONCE), the target flushes,
+//     re-caches the old translation and is preempted again, and the failed
+//     cmpxchg drops it.
+//   - B3: CVE-2019-3016 part 1: kvm_steal_time_set_preempted stores
+//     PREEMPTED on every put, clearing a pending FLUSH_TLB (fixed by
+//     8c6de56a42e0 "x86/kvm: Be careful not to clear KVM_VCPU_FLUSH_TLB
+//     bit"): host-clobber.
+//   - B4: CVE-2019-3016 part 2: record_steal_time clears the byte through
+//     a host copy, read and written back non-atomically (fixed by
+//     b043138246a4 "x86/KVM: Make sure KVM_VCPU_FLUSH_TLB flag is not
+//     missed"): host-copy.
+//   - B5: CVE-2022-39189: a vCPU scheduled out in the middle of an
+//     emulated access, its translation in flight, is reported PREEMPTED
+//     (fixed by 6cd88243c7e0 "KVM: x86: do not report a vCPU as preempted
+//     outside instruction boundaries"): mid-instruction.
+//   - B11: a lockless page-table walker (get_user_pages_fast, interrupts
+//     off) relies on the flush IPI, which the PV flush does not send to a
+//     preempted vCPU, so its page-table page can be freed under it unless
+//     tables are freed through RCU (9e52fc2b50de "x86/mm: Enable RCU based
+//     page table freeing"): pt-free-page, pt-free-rcu, pt-free-native.
+//   - V-B1: mutation: the guest sets FLUSH_TLB with a plain store instead
+//     of cmpxchg: guest-plain-store.
+//   - V-B4: mutation: record_steal_time returns early without clearing
+//     the byte and the vCPU still enters the guest: early-entry.
+//
+// The property ids B-SAFE, B-S1 and B-S2 are under Properties below.
 //
 // # Memory model
 //

@@ -55,7 +55,7 @@ func TestHost2017(t *testing.T) {
 	}
 }
 
-// The research notes' new B4 schedule, which the two-step host-copy
+// A B4 schedule beyond the known one, which the two-step host-copy
 // variant cannot produce: write 1 of record_steal_time's three clears the
 // byte, the vCPU is preempted (the put sets the host copy and the byte to
 // 1), an initiator defers its flush (1->3), and write 2 writes the copy,

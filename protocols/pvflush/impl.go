@@ -11,8 +11,8 @@ package pvflush
 // (arch/x86/kvm/x86.c: kvm_arch_vcpu_put -> kvm_steal_time_set_preempted,
 // kvm_arch_vcpu_load, record_steal_time and its TLB flush,
 // x86_emulate_insn), with the fixed host or the 2017 host (parameter
-// host) and each variant's switch (variants.go). pvflush.md B.0-B.5 and
-// Appendix C give the code being mirrored.
+// host) and each variant's switch (variants.go). doc.go names the commits
+// of the code being mirrored.
 //
 // # Mapping to the model
 //

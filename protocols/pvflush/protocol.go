@@ -89,7 +89,7 @@ var matrix = []model.Config{
 	{Params: model.Params{"memory": 1, "pte-clear": 2},
 		Why: "x86-TSO with a plain PTE clear (as exit teardown): inc_mm_tlb_gen alone orders it before the steal_time reads"},
 	{Params: model.Params{"vcpus": 2, "flushes": 2, "memory": 1, "pte-clear": 1},
-		Why:    "HYPOTHETICAL, no caller in Linux: a plain PTE clear and no barrier before the PV flush; only here does the uncompared cmpxchg (pvflush.md B2(a)) drop a running vCPU",
+		Why:    "HYPOTHETICAL, no caller in Linux: a plain PTE clear and no barrier before the PV flush; only here does the uncompared cmpxchg (B2(a)) drop a running vCPU",
 		Expect: map[string]string{"ignore-cmpxchg": StaleTLB}},
 	{Params: model.Params{"vcpus": 4},
 		Why:      "three targets (the benchmark's size)",

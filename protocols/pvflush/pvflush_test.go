@@ -218,8 +218,9 @@ func TestParams(t *testing.T) {
 	}
 }
 
-// TestSmallest: two vCPUs (one target) is the minimal configuration of
-// pvflush.md Appendix C note 5.
+// TestSmallest: two vCPUs (one target) is the minimal configuration
+// expected to reach the known counterexamples (B2(a) also needs a second
+// flush).
 func TestSmallest(t *testing.T) {
 	if r := bfs(t, instantiate(t, "fixed", model.Params{"vcpus": 2})); r.Verdict != explorer.OK {
 		t.Fatalf("fixed: %s", r)

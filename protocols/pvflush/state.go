@@ -19,8 +19,8 @@ const (
 	kvmVCPUPreempted = 1 << 0 // KVM_VCPU_PREEMPTED
 	kvmVCPUFlushTLB  = 1 << 1 // KVM_VCPU_FLUSH_TLB (KVM_VCPU_SHOULD_FLUSH in the seed)
 	// shiftedFlush is what the seed's "1 << KVM_VCPU_SHOULD_FLUSH" sets
-	// when KVM_VCPU_SHOULD_FLUSH is already the mask 1 << 1 (pvflush.md
-	// B1; the value is inferred from the review).
+	// when KVM_VCPU_SHOULD_FLUSH is already the mask 1 << 1 (B1; the
+	// value is inferred from the review).
 	shiftedFlush = 1 << kvmVCPUFlushTLB
 )
 
@@ -63,7 +63,7 @@ type vcpu struct {
 	tlb  [maxInitiators]int8  // frame of the cached translation of page k (TLB(t) ⊆ {Xk->P}), or -1
 	// inflight is the frame of the translation KVM's emulator obtained by
 	// walking the guest page table of page inflightPage and has not used
-	// yet (Appendix C note 4), or -1.
+	// yet (B5), or -1.
 	inflight     int8
 	inflightPage uint8
 	// hostCopy is vcpu->arch.st.preempted, the "already reported" guard of

@@ -8,13 +8,13 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// b2a is the smallest size at which pvflush.md's B2(a) schedule exists
+// b2a is the smallest size at which the B2(a) schedule exists
 // with one initiator: one target, a second flush round (vCPU0 reads the 3
 // its first round left), two preemptions, two accesses, x86-TSO, and the
 // hypothetical PTE clear with no barrier before the flush (pte-clear=1).
 var b2a = model.Params{"vcpus": 2, "flushes": 2, "preemptions": 2, "accesses": 2, "memory": 1, "pte-clear": 1}
 
-// pvflush.md B2(a), with inc_mm_tlb_gen modelled. In Linux the PTE clear
+// B2(a), with inc_mm_tlb_gen modelled. In Linux the PTE clear
 // is followed by flush_tlb_mm_range's inc_mm_tlb_gen, a locked RMW that
 // drains the store buffer before kvm_flush_tlb_others reads steal_time:
 // ignore-cmpxchg is latent under x86-TSO with the locked clear
@@ -39,7 +39,7 @@ func TestIgnoreCmpxchgUnderTSO(t *testing.T) {
 	if r.Verdict != explorer.Violation || r.Violation.Property != StaleTLB || len(r.Schedule) != 22 {
 		t.Fatalf("ignore-cmpxchg at B2(a) size: %s, %d steps; want stale-tlb in 22", r, len(r.Schedule))
 	}
-	// The key steps of pvflush.md's schedule, in order.
+	// The key steps of the B2(a) schedule, in order.
 	keys := []string{
 		"cmpxchg st[1].preempted 1->3 ok, skip vCPU1",               // round 0 leaves 3 (the "I2 sets 3" of B2(a))
 		"kvm_flush_tlb_others returns; free_page(P0)",               //

@@ -2,7 +2,7 @@ package pvflush
 
 import "github.com/protocheck/protocheck/model"
 
-// Property names, in the words of pvflush.md (B-SAFE, B-S1, B-S2, B11).
+// Property names, with their ids (B-SAFE, B-S1, B-S2, B11: doc.go).
 const (
 	// StaleTLB (B-SAFE): once an initiator's flush of its page returned,
 	// no vCPU uses a translation of that page obtained before the PTE
@@ -40,7 +40,7 @@ const (
 )
 
 // variant holds the switches of one named variant. The guest side and the
-// host side are separate axes (pvflush.md); every switch is false in the
+// host side are separate axes; every switch is false in the
 // merged guest with the fixed (mainline) host. The host parameter selects
 // the 2017 host instead (host.go), which has the bugs of noGuard,
 // hostCopy and noBoundary at once.
@@ -83,8 +83,9 @@ var variants = map[string]variant{
 
 const seed = "seed 003_cebc059dddab0bb4 (Wanpeng Li, KVM: Add paravirt remote TLB flush; review by Radim Krčmář)"
 
-// variantList is the table of pvflush.md, in its order, and the variants
-// added for page-table freeing and busy-waiting. Expect records what bfs
+// variantList is the variant table (the posted patch and its two bugs, the
+// fix, native, the host bugs, the mutations) and the variants added for
+// page-table freeing and busy-waiting. Expect records what bfs
 // finds at the default size (see pvflush_test.go); nothing here is
 // declared without the checker agreeing.
 var variantList = []model.Variant{
@@ -117,16 +118,16 @@ var variantList = []model.Variant{
 		Source:      "CVE-2022-39189, fixed by 6cd88243c7e0 KVM: x86: do not report a vCPU as preempted outside instruction boundaries"},
 	{Name: "always-skip", Expect: StaleTLB,
 		Description: "misreading of the patch: a target read as PREEMPTED is skipped whatever cmpxchg returned",
-		Source:      "pvflush.md stretch variant (contrast to ignore-cmpxchg)"},
+		Source:      "hypothetical misreading of the seed's if (cmpxchg(...)) (contrast to ignore-cmpxchg)"},
 	{Name: "early-entry", Expect: PreemptedNotRunning, AlsoViolates: []string{StaleTLB},
 		Description: "fixed guest; record_steal_time may fail to read or map steal_time and return without clearing, and the vCPU still enters",
-		Source:      "pvflush.md V-B4 (mutation); the early returns of record_steal_time in every era"},
+		Source:      "mutation V-B4; the early returns of record_steal_time in every era"},
 	{Name: "guest-plain-store", Expect: PreemptedNotRunning, AlsoViolates: []string{StaleTLB},
 		Description: "the guest sets FLUSH_TLB with a plain store instead of cmpxchg and skips the target",
-		Source:      "pvflush.md V-B1 (mutation)"},
+		Source:      "mutation V-B1"},
 	{Name: "pt-free-page", Expect: PTUseAfterFree,
 		Description: "PV flush, but page-table pages freed with tlb_remove_page right after the flush: a vCPU preempted inside get_user_pages_fast (IRQs off) is skipped and the table it walks is freed",
-		Source:      "pvflush.md B11; x86 before 9e52fc2b50de x86/mm: Enable RCU based page table freeing (v4.14), or a PV guest whose pv_mmu_ops.tlb_remove_table is left at native's tlb_remove_page"},
+		Source:      "B11; x86 before 9e52fc2b50de x86/mm: Enable RCU based page table freeing (v4.14), or a PV guest whose pv_mmu_ops.tlb_remove_table is left at native's tlb_remove_page"},
 	{Name: "pt-free-rcu", Expect: model.ExpectOK,
 		Description: "PV flush with page-table pages freed through tlb_remove_table: call_rcu_sched, after every IRQ-off walker has left",
 		Source:      "9e52fc2b50de (v4.14, every x86 kernel); KVM's pv_mmu_ops.tlb_remove_table = tlb_remove_table from \"x86/mm: Only use tlb_remove_table() for paravirt\" (2018)"},

@@ -2,7 +2,7 @@ package pvflush
 
 import "github.com/protocheck/protocheck/model"
 
-// The lockless page-table walker of pvflush.md B11: get_user_pages_fast
+// The lockless page-table walker of B11: get_user_pages_fast
 // (mm/gup.c) on a vCPU that is not an initiator, walking X (X0 with two
 // initiators), whose page-table page Q vCPU0's last unmap frees.
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// pvflush.md B11: the PV flush skips a vCPU preempted inside
+// B11: the PV flush skips a vCPU preempted inside
 // get_user_pages_fast with interrupts off; freeing the page-table page
 // right after the flush (tlb_remove_page) frees the table it is walking.
 func TestPageTableFreedUnderWalker(t *testing.T) {
