@@ -248,7 +248,7 @@ func startLinWalks(m model.Machine, stop, cancel <-chan struct{}) <-chan linResu
 }
 
 // exploreVariant instantiates and explores one variant; a counterexample
-// from a strategy other than bfs is minimized, as DESIGN.md asks. The
+// from a strategy other than bfs is minimized, since only bfs gives a shortest one. The
 // command's stop channel interrupts it.
 func (c *command) exploreVariant(p *model.Protocol, variant string, given model.Params, opts explorer.Options) (*outcome, error) {
 	opts.Stop = c.stop

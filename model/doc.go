@@ -20,6 +20,17 @@
 // caused. All nondeterminism is an explicit Choice made by the explorer:
 // which thread steps, and which alternative.
 //
+// The granularity rule: one step per shared-memory access, lock acquire or
+// release, condition-variable wait, signal or broadcast, atomic
+// read-modify-write, IPI send or ack, or TLB fill, use or flush; purely
+// local computation folds into the adjacent step. A coarser step hides
+// interleavings (and with them bugs) and needs a reason that holds in the
+// real code (interrupts or preemption off, a lock held), written where it
+// is folded; a finer one only costs states. The same steps, with the same
+// labels, are the yield points of a protocol's real implementation under
+// explorer/rt, so that a model trace replays on the code and a run of the
+// code is checked against the model.
+//
 // Shared words are read and written through the memory layer (Mem and the
 // Exec methods Load, Store, CAS, Xchg, FetchOr, FetchAdd, Fence) rather than
 // by mutating fields, so that each step's footprint is known and a weaker

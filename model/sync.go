@@ -6,7 +6,7 @@ import (
 )
 
 // A Mutex is a lock kept in a model's state. The zero value is unlocked.
-// Each acquire and release is one step (DESIGN.md granularity rule).
+// Each acquire and release is one step (the granularity rule, see the package documentation).
 type Mutex struct {
 	holder int16 // thread+1; 0 when free
 }

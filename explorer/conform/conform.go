@@ -3,8 +3,8 @@
 // the Go scheduler, or along a model's counterexample, checks the
 // operation history against the model's Spec, and replays a run of the
 // real code on the model, step by step, so that a disagreement between
-// model and code is reported with the step where it happens (DESIGN.md
-// principle 3: one vocabulary from model to real code).
+// model and code is reported with the step where it happens (the real
+// code yields at the model's steps, with their labels: package model).
 package conform
 
 import (

@@ -15,7 +15,7 @@
 //     assertions and panics are reported with the schedule that produced
 //     them, which replays them exactly.
 //
-// The point of the package is DESIGN.md's principle 3: the real code
+// The point of the package is one vocabulary from model to code: the real code
 // yields at the same points, with the same labels, as the model's steps,
 // and a schedule means the same on both, so a counterexample found on the
 // model is replayed on the real code (and the other way round).

@@ -93,7 +93,7 @@ func (t *Thread) Name() string { return t.name }
 // Controlled: starting a goroutine is not a scheduling point. The new
 // goroutine runs at once, inside the creator's step, up to its first
 // primitive (its code before that is local computation, which folds into
-// the step that follows, DESIGN.md principle 4), and waits there to be
+// the step that follows, the granularity rule of package model), and waits there to be
 // scheduled; the creator then continues.
 func (e *Env) Go(name string, f func()) *Thread {
 	if e.c != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // counterModel is the model of counter(false): the same threads, the
-// same steps and the same labels (DESIGN.md principle 3), so that a
+// same steps and the same labels (one vocabulary from model to code, package model), so that a
 // counterexample found on the model replays on the real code.
 var counterModel = model.MustNew(model.Def[counterModelState]{
 	Threads: []string{"A", "B", "check"},

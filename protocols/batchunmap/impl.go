@@ -3,7 +3,7 @@ package batchunmap
 // The real concurrent implementation of the batched unmap flush, written
 // against explorer/rt so that it runs under the Go scheduler (stress, the
 // race detector) and under rt's controlled scheduler, and is tied step for
-// step to the model (DESIGN.md, principle 3).
+// step to the model (the steps and labels are the yield points, see package model).
 //
 // It mirrors the same code as the model (doc.go): mm/rmap.c's
 // try_to_unmap_one with TTU_BATCH_FLUSH, set_tlb_ubc_flush_pending,

@@ -54,7 +54,7 @@ const (
 
 	// Waiting again after a wake-up: the re-acquire step re-tests, and
 	// the wait that follows is a step of its own (one step per cond op,
-	// DESIGN.md principle 4). With one source a waiter is woken only once
+	// the granularity rule of package model). With one source a waiter is woken only once
 	// its predicate holds for good; with two sources the second section
 	// can make it wait again.
 	pcStartRewait    // exclusive_idle: qemu_cond_wait(exclusive_resume) again

@@ -1,7 +1,7 @@
 package e500mc
 
 // The real concurrent implementation of the protocol, written against
-// explorer/rt (DESIGN.md, "Real implementations"). It mirrors the code the
+// explorer/rt (see package model on the steps a real implementation yields at). It mirrors the code the
 // model mirrors (see doc.go for the sources):
 //
 //   - arch/powerpc/kvm/e500mc.c, kvmppc_core_vcpu_load_e500mc and

@@ -48,7 +48,7 @@
 // queued on it kicks it; the state graph is then acyclic, which the
 // metrics need to be summarised per execution.
 //
-// Granularity (DESIGN.md): one step per lock acquire or release, condition
+// Granularity (the rule of package model): one step per lock acquire or release, condition
 // variable wait, wake-up re-acquisition, signal or broadcast, and per
 // access to a word read without a lock (pending_cpus, cpu->running,
 // cpu->exit_request, wi.done, which go through model.Mem). Accesses to

@@ -23,7 +23,7 @@ package exclusive
 //   - the other variants are the switches of machine.go's flags, each at
 //     the place in the code where the model has it.
 //
-// Correspondence with the model (DESIGN.md principle 3): the goroutines are
+// Correspondence with the model (the same steps and labels, see package model): the goroutines are
 // the model's threads (vcpu0..vcpuN-1, io-thread) created in that order;
 // every model step is exactly one rt scheduling point with the model's
 // label, byte for byte (a wait's re-acquire step too, through

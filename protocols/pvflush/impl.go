@@ -43,7 +43,7 @@ package pvflush
 // because a vCPU's step is a Choose, and an rt word operation inside it
 // would be a second scheduling point; every access happens inside a step
 // whose scheduling point was taken just before, which is how the model
-// folds it (DESIGN.md principle 4). Under the Go scheduler they are real
+// folds it (the granularity rule of package model). Under the Go scheduler they are real
 // sequentially consistent atomics, as the kernel's READ_ONCE, cmpxchg and
 // xchg are on x86. A vCPU's TLB and the host's vcpu->arch fields are
 // touched only by its own goroutine (the guest and H_t never run at
