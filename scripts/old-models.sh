@@ -25,7 +25,7 @@ git -C "$dir" rm -rq protocols/exclusive protocols/e500mc
 git -C "$dir" checkout ffbe2b4 -- protocols/exclusive
 git -C "$dir" checkout b8c0424 -- protocols/e500mc
 git -C "$dir" apply "$PWD/scripts/old-models.patch"
-(cd "$dir" && rm -rf explorer model cli cmd internal)
-git archive HEAD explorer model cli cmd internal | tar -x -C "$dir"
+(cd "$dir" && rm -rf explorer model cli cmd internal traces)
+git archive HEAD explorer model cli cmd internal traces | tar -x -C "$dir"
 (cd "$dir" && go build -o check ./cmd/check)
 echo "$dir/check"
