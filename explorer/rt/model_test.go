@@ -13,8 +13,9 @@ import (
 // same steps and the same labels (one vocabulary from model to code, package model), so that a
 // counterexample found on the model replays on the real code.
 var counterModel = model.MustNew(model.Def[counterModelState]{
-	Threads: []string{"A", "B", "check"},
-	Init:    func(s *counterModelState) { s.Mem = model.NewMem("count") },
+	Threads:    []string{"A", "B", "check"},
+	Assertions: []string{"no-lost-update"},
+	Init:       func(s *counterModelState) { s.Mem = model.NewMem("count") },
 	Step: func(s *counterModelState, t int, x *model.Exec) {
 		switch pc := s.PC[t]; {
 		case t < 2 && pc == 2, t == 2 && pc == 3:
