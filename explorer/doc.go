@@ -96,7 +96,12 @@
 // for any number of workers and any scheduling, and so is the Result:
 // verdict, counts, counterexample (the first in sequential bfs order,
 // i.e. the lowest (parent, choice) pair of the shortest ones) and metrics.
-// Only timing differs. Workers may expand a little past a violation;
+// Only timing differs, and so does where a level is cut into chunks:
+// an eighth of each worker's share of the states not yet claimed, between
+// 16 and 256, so that the last chunks of a level, while the other workers
+// wait for it to end, are short. A chunk's successor records are 32
+// bytes without pointers: they are written on one core and read on the
+// core that merges them. Workers may expand a little past a violation;
 // that work is discarded. What each worker writes for every step (its
 // scratch states and Exec, the headers of the chunk it fills) is
 // allocated apart from the other workers' (spare objects between them,
