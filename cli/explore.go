@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -128,14 +127,22 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 	return nil
 }
 
-func (f *exploreFlags) options(stderr io.Writer) (explorer.Options, error) {
-	var progress io.Writer = stderr
-	switch f.progress {
+// progressTo is where --progress mode sends progress lines: stderr for
+// text and json, nowhere for none.
+func progressTo(mode string, stderr io.Writer) (io.Writer, error) {
+	switch mode {
 	case "text", "json":
+		return stderr, nil
 	case "none":
-		progress = nil
-	default:
-		return explorer.Options{}, usagef("--progress must be text, json or none, got %q", f.progress)
+		return nil, nil
+	}
+	return nil, usagef("--progress must be text, json or none, got %q", clip(mode))
+}
+
+func (f *exploreFlags) options(stderr io.Writer) (explorer.Options, error) {
+	progress, err := progressTo(f.progress, stderr)
+	if err != nil {
+		return explorer.Options{}, err
 	}
 	// Only the options the strategy uses: the explorer refuses the others
 	// (the flags were checked above, and defaults are not the user's).
@@ -520,7 +527,7 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 // order, or "" when it kept them all.
 func shrunkParams(explored, trace model.Params) string {
 	var out []string
-	for _, k := range slices.Sorted(maps.Keys(trace)) {
+	for _, k := range trace.Keys() {
 		if v, ok := explored[k]; ok && trace[k] != v {
 			out = append(out, fmt.Sprintf("%s=%d", k, trace[k]))
 		}

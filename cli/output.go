@@ -25,9 +25,18 @@ func checkSpillDir(dir string) error {
 	} else if !fi.IsDir() {
 		return bad(errors.New("it is not a directory"))
 	}
+	if err := tryCreateIn(dir); err != nil {
+		return bad(err)
+	}
+	return nil
+}
+
+// tryCreateIn creates a temporary file in dir and removes it: whether a
+// file can be written there, tried without leaving anything behind.
+func tryCreateIn(dir string) error {
 	f, err := os.CreateTemp(dir, ".protocheck-check-*")
 	if err != nil {
-		return bad(err)
+		return err
 	}
 	f.Close()
 	return os.Remove(f.Name())
@@ -61,12 +70,10 @@ func checkWritable(flag, path string) error {
 	} else if !fi.IsDir() {
 		return bad(fmt.Errorf("%s is not a directory", dir))
 	}
-	f, err := os.CreateTemp(dir, ".protocheck-check-*")
-	if err != nil {
+	if err := tryCreateIn(dir); err != nil {
 		return bad(err)
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return nil
 }
 
 // outputError is a failure to write an output file after the result was

@@ -81,8 +81,9 @@ func (c *command) verify(args []string) (int, error) {
 			return 0, err
 		}
 	}
-	if *progress != "text" && *progress != "json" && *progress != "none" {
-		return 0, usagef("--progress must be text, json or none, got %q", clip(*progress))
+	progressOut, err := progressTo(*progress, stderr)
+	if err != nil {
+		return 0, err
 	}
 	if set["workers"] && *workers <= 0 {
 		return 0, usagef("--workers must be at least 1, got %d", *workers)
@@ -102,9 +103,7 @@ func (c *command) verify(args []string) (int, error) {
 	if len(ps) == 0 {
 		ps = c.reg.Protocols
 	}
-	if *progress != "none" {
-		base.Progress, base.ProgressJSON = stderr, *progress == "json"
-	}
+	base.Progress, base.ProgressJSON = progressOut, *progress == "json"
 	start := time.Now()
 	var doc verifyDoc
 	doc.Variants, doc.Claims = []verifyRow{}, []claimRow{}

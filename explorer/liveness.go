@@ -147,6 +147,15 @@ func (b *bfsRun) checkProgress() {
 	}
 }
 
+// Repeating names the steps first..last of a lasso's cycle as a subject:
+// "steps 5 to 7 repeat", or "step 7 repeats" for a cycle of one step.
+func Repeating(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("step %d repeats", first)
+	}
+	return fmt.Sprintf("steps %d to %d repeat", first, last)
+}
+
 // progress looks for a violation of progress property k: a reachable
 // terminal state where it is pending, else a fair cycle of pending
 // states. It returns the counterexample's schedule, the length of its
@@ -194,12 +203,8 @@ func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, ms
 	if fair {
 		fairness = "a fair cycle: every thread that could step throughout it steps in it"
 	}
-	steps := fmt.Sprintf("steps %d to %d repeat", len(stem)+1, len(stem)+len(loop))
-	if len(loop) == 1 {
-		steps = fmt.Sprintf("step %d repeats", len(stem)+1)
-	}
 	msg = fmt.Sprintf("never discharged: %s forever with it pending throughout (%s; stepping in the cycle: %s)",
-		steps, fairness, strings.Join(names, ", "))
+		Repeating(len(stem)+1, len(stem)+len(loop)), fairness, strings.Join(names, ", "))
 	return append(stem, loop...), len(loop), msg
 }
 

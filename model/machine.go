@@ -144,12 +144,7 @@ func (p Properties) StepAssertions() []string {
 
 // HasInvariant reports whether name is one of the invariants.
 func (p Properties) HasInvariant(name string) bool {
-	for _, inv := range p.Invariants {
-		if inv.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Invariants, func(inv Invariant) bool { return inv.Name == name })
 }
 
 // Declares reports whether a step may report a violation of name: an

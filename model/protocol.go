@@ -30,8 +30,6 @@ type Protocol struct {
 	// LeftOut names, sorted, the properties that every machine New builds
 	// leaves out (set by Without); a trace records them.
 	LeftOut []string
-	// whole builds the machines with every property (New before Without).
-	whole func(variant string, p Params) (Machine, error)
 }
 
 // Without returns a copy of p whose machines leave the named properties
@@ -44,19 +42,14 @@ func (p *Protocol) Without(names ...string) *Protocol {
 		return p
 	}
 	q := *p
-	left := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(p.LeftOut), names...))))
-	q.LeftOut = left
+	q.LeftOut = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(p.LeftOut), names...))))
 	build := p.New
-	if p.whole != nil {
-		build = p.whole
-	}
-	q.whole = build
 	q.New = func(variant string, params Params) (Machine, error) {
 		m, err := build(variant, params)
 		if err != nil {
 			return nil, err
 		}
-		return Without(m, left...)
+		return Without(m, names...)
 	}
 	return &q
 }

@@ -16,10 +16,18 @@ import (
 // a state where no thread can step has nothing after it to explore.
 //
 // The machine keeps m's states, so they are copied as m's are, and it is
-// Symmetric or Independence when m is.
+// Symmetric or Independence when m is. When m is itself a machine of
+// Without, the result leaves out what m leaves out and names too.
 func Without(m Machine, names ...string) (Machine, error) {
 	if len(names) == 0 {
 		return m, nil
+	}
+	if w, ok := m.(interface{ unwrap() *without }); ok {
+		inner := w.unwrap()
+		for n := range inner.left {
+			names = append(names, n)
+		}
+		m = inner.m
 	}
 	props := m.Properties()
 	known := props.Names()
@@ -69,6 +77,10 @@ type without struct {
 	left  map[string]bool
 	props Properties
 }
+
+// unwrap is w itself, also through the structs that add Symmetric or
+// Independence to it.
+func (w *without) unwrap() *without { return w }
 
 func (w *without) Threads() []string      { return w.m.Threads() }
 func (w *without) Init() State            { return w.m.Init() }

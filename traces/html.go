@@ -152,7 +152,7 @@ func buildPage(r *Replayed) (*htmlPage, error) {
 		p.Selected = ex.ViolationStep
 		switch {
 		case r.Cycle > 0:
-			p.Where = fmt.Sprintf("a cycle: %s forever (the state after step %d is the state after step %d)", repeating(len(ex.Steps)-r.Cycle+1, len(ex.Steps)), len(ex.Steps), len(ex.Steps)-r.Cycle)
+			p.Where = fmt.Sprintf("a cycle: %s forever (the state after step %d is the state after step %d)", explorer.Repeating(len(ex.Steps)-r.Cycle+1, len(ex.Steps)), len(ex.Steps), len(ex.Steps)-r.Cycle)
 		case v.Property == model.Deadlock || v.Property == model.Linearizability:
 			// Both are judged on the whole run, so the last step is
 			// marked, but it is not that step's fault alone.

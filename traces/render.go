@@ -87,16 +87,7 @@ func Render(w io.Writer, r *Replayed) error {
 
 // cycleLine introduces the steps of a lasso's cycle.
 func cycleLine(num, loop, n int) string {
-	return fmt.Sprintf("  %*s   -- %s forever: the state after step %d is the state after step %d --", num, "", repeating(loop+1, n), n, loop)
-}
-
-// repeating says which steps a cycle repeats: "steps 5 to 7 repeat", or
-// "step 7 repeats" for a cycle of one step.
-func repeating(first, last int) string {
-	if first == last {
-		return fmt.Sprintf("step %d repeats", first)
-	}
-	return fmt.Sprintf("steps %d to %d repeat", first, last)
+	return fmt.Sprintf("  %*s   -- %s forever: the state after step %d is the state after step %d --", num, "", explorer.Repeating(loop+1, n), n, loop)
 }
 
 // header writes the first two lines of a text view: protocol, variant,
