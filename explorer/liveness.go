@@ -244,8 +244,8 @@ func (s bitset) has(v int32) bool { return s[v>>6]&(1<<(uint(v)&63)) != 0 }
 // misses, and one array instead of three is most of its cost saved.
 //
 // The search starts only from cycleRoots, and not at all when there is
-// none: on most graphs of a correct protocol that leaves most of the
-// walk out (see cycleRoots).
+// none: the states no back edge leads to are visited only if a root
+// reaches them.
 func (g *graph) sccs(n int32, in bitset, visit func(members []int32)) {
 	roots, ok := g.cycleRoots(n, in)
 	if !ok {
@@ -329,8 +329,7 @@ func (g *graph) sccs(n int32, in bitset, visit func(members []int32)) {
 // every such component: Tarjan's algorithm completes the component of
 // every state it visits, whatever the roots. The pass reads the edges in
 // order, with no stack: a sequential scan where the search is a walk of
-// cache misses. The graph of a search by bfs has few such edges among
-// pending states unless the protocol can wait on them forever.
+// cache misses.
 func (g *graph) cycleRoots(n int32, in bitset) (roots bitset, found bool) {
 	roots = newBitset(n)
 	for v := int32(0); v < n; v++ {
