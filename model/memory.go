@@ -176,20 +176,23 @@ func (m Mem) Init(a Addr, v uint64) { m.words[a] = v }
 // uvarint, then, under TSO, each buffer's length and entries (address,
 // value), as uvarints.
 func (m Mem) AppendKey(b []byte) []byte {
-	// Most words are small: room for one byte each is made once and the
-	// one-byte forms written into it, until a word needs more.
+	// Most words are small: their one-byte forms are written first, in
+	// a loop without a branch, and rewritten as varints only when some
+	// word needs more (a varint of a word below 0x80 is that byte).
+	words := m.words
 	n := len(b)
-	b = slices.Grow(b, len(m.words))[:n+len(m.words)]
-	k := b[n:]
-	for i, w := range m.words {
-		if w >= 0x80 {
-			b = b[:n+i]
-			for _, w := range m.words[i:] {
-				b = appendUvarint(b, w)
-			}
-			break
-		}
+	b = slices.Grow(b, len(words))[:n+len(words)]
+	k := b[n:][:len(words)]
+	var or uint64
+	for i, w := range words {
+		or |= w
 		k[i] = byte(w)
+	}
+	if or >= 0x80 {
+		b = b[:n]
+		for _, w := range words {
+			b = appendUvarint(b, w)
+		}
 	}
 	for _, buf := range m.sb {
 		b = binary.AppendUvarint(b, uint64(len(buf)))

@@ -180,48 +180,63 @@ func (s *state) AppendKey(b []byte) []byte {
 	m := s.m
 	n := len(m.threads)
 	b = s.mem.AppendKey(b)
-	// The fields are written at offsets into room for the longest
-	// encoding (keyMax), a call stack and a work list each as one word
-	// whose bytes past sp or qlen the next field overwrites: a copy of a
-	// variable length would be a call to the runtime, and this encoding is
-	// run for every successor the explorer generates. Like any append, it
-	// may write past the returned length, in b's spare capacity.
+	// The fields are written at running offsets into room for the longest
+	// encoding of any machine (keyRoom), through pointers to fixed-size
+	// arrays, so that no write is bounds-checked: a call stack and a work
+	// list each as one word whose bytes past sp or qlen the next field
+	// overwrites, a thread's bytes two words at a time. This encoding is
+	// run for every successor the explorer generates; a copy of a
+	// variable length would be a call to the runtime. sp and qlen are
+	// clamped to their maxima (a valid state never exceeds them), so that
+	// no state can write past the room. Like any append, it may write past
+	// the returned length, in b's spare capacity.
 	off := len(b)
-	b = slices.Grow(b, m.keyMax)[:off+m.keyMax]
-	k := b[off:]
-	i := 0
+	b = slices.Grow(b, keyRoom)
+	k := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), off)
+	i := uintptr(0)
 	for t := 0; t < n; t++ {
 		// A thread is its bytes in field order: pc, sp and the stack up
-		// to sp, then arg...item and whether it is active, written as
-		// two words (the second overwrites the stack past sp).
+		// to sp, then arg...item and whether it is active.
 		th := &s.th[t]
 		tb := th.bytes()
-		binary.LittleEndian.PutUint64(k[i:i+8], binary.LittleEndian.Uint64(tb[:8]))
-		i += 2 + int(th.sp)
-		v := k[i : i+9]
-		binary.LittleEndian.PutUint64(v, binary.LittleEndian.Uint64(tb[threadArg:]))
-		v[8] = b2u(s.active[t])
+		binary.LittleEndian.PutUint64(word(k, i), binary.LittleEndian.Uint64(tb[:8]))
+		i += 2 + uintptr(min(th.sp, maxStack))
+		binary.LittleEndian.PutUint64(word(k, i), binary.LittleEndian.Uint64(tb[threadArg:]))
+		word(k, i+8)[0] = b2u(s.active[t])
 		i += 9
 	}
-	g := k[i : i+8]
+	g := (*[8]byte)(unsafe.Add(k, i))
 	g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7] = mutexByte(s.listLock), mutexByte(s.bql),
 		condByte(&s.exclusiveCond), condByte(&s.resumeCond), condByte(&s.workCond),
 		b2u(s.workOngoing), s.gen, s.spurUsed
 	i += 8
 	for c := 0; c < m.ncpus; c++ {
-		w := k[i : i+6+maxItems]
+		w := (*[6 + maxItems]byte)(unsafe.Add(k, i))
 		w[0], w[1], w[2], w[3], w[4], w[5] = mutexByte(s.cpuLock[c]), s.cpuFlags(c), s.execGen[c],
 			condByte(&s.cpuCond[c]), condByte(&s.haltCond[c]), s.qlen[c]
 		binary.LittleEndian.PutUint64(w[6:], binary.LittleEndian.Uint64(s.queue[c][:]))
-		i += 6 + int(s.qlen[c])
+		i += 6 + uintptr(min(s.qlen[c], maxItems))
 	}
-	i += copy(k[i:], s.ran[:m.nitems])
-	return b[:off+i]
+	binary.LittleEndian.PutUint64(word(k, i), binary.LittleEndian.Uint64(s.ran[:]))
+	return b[:off+int(i)+m.nitems]
 }
+
+// keyRoom is the room AppendKey writes in and Decode reads from: the
+// longest encoding of the largest machine, without the memory, and a word
+// past it for the work-item counts, written as one word.
+const keyRoom = maxThreads*(11+maxStack) + 8 + maxCPUs*(6+maxItems) + maxItems + 8
+
+// word is the 8 bytes at k+i. The callers keep i+8 within keyRoom.
+func word(k unsafe.Pointer, i uintptr) []byte { return (*[8]byte)(unsafe.Add(k, i))[:] }
 
 // Decode reads a state encoded by AppendKey (of the same machine) into s.
 // Like AppendKey, it reads a call stack or a work list as one word, masked
-// to its length.
+// to its length, from a copy of the encoding in room of keyRoom zero
+// bytes, so that no read is bounds-checked and none needs a length test
+// of its own. An encoding cut short is refused by its length at the end:
+// the bytes read past it are zeros, which make every field that starts
+// beyond the cut, or whose length byte lies beyond it, at least as long as
+// the cut leaves, so the fields read add up to more than the bytes given.
 func (s *state) Decode(b []byte) error {
 	m := s.m
 	n := len(m.threads)
@@ -229,73 +244,66 @@ func (s *state) Decode(b []byte) error {
 	if err != nil {
 		return err
 	}
+	if len(b) > m.keyMax {
+		return fmt.Errorf("exclusive: a state encoding of %d bytes past the memory, longer than this machine's %d", len(b), m.keyMax)
+	}
+	var room [keyRoom]byte
+	copy(room[:], b)
+	k := unsafe.Pointer(&room)
+	i := uintptr(0)
 	for t := 0; t < n; t++ {
-		if len(b) < 2 {
-			return errTruncated
-		}
-		th := &s.th[t]
-		pc, sp := b[0], b[1]
+		h := word(k, i)
+		pc, sp := h[0], h[1]
 		if pc >= numPCs || sp > maxStack {
 			return fmt.Errorf("exclusive: %s at pc %d with %d frames", m.threads[t], pc, sp)
 		}
-		if len(b) < 11+int(sp) {
-			return errTruncated
-		}
-		v := b[2+sp : 11+sp]
+		v := (*[9]byte)(unsafe.Add(k, i+2+uintptr(sp)))
 		if f := v[threadFlags-threadArg]; f > tAll {
 			return fmt.Errorf("exclusive: %s with flags %#x", m.threads[t], f)
 		}
-		// pc, sp and the stack up to sp (11+sp >= 8 bytes are there),
-		// the slots past sp zero; then arg...item.
+		// pc, sp and the stack up to sp, the slots past sp zero; then
+		// arg...item.
+		th := &s.th[t]
 		tb := th.bytes()
-		binary.LittleEndian.PutUint64(tb[:8], binary.LittleEndian.Uint64(b)&(1<<(8*(2+uint(sp)))-1))
-		binary.LittleEndian.PutUint64(tb[threadArg:], binary.LittleEndian.Uint64(v))
+		binary.LittleEndian.PutUint64(tb[:8], binary.LittleEndian.Uint64(h)&(1<<(8*(2+uint(sp)))-1))
+		binary.LittleEndian.PutUint64(tb[threadArg:], binary.LittleEndian.Uint64(v[:8]))
 		s.active[t] = v[8] != 0
-		b = b[11+sp:]
+		i += 11 + uintptr(sp)
 	}
-	if len(b) < 8 {
-		return errTruncated
-	}
-	if !(m.mutexFrom(b[0], &s.listLock) && m.mutexFrom(b[1], &s.bql) &&
-		m.condFrom(b[2], &s.exclusiveCond) && m.condFrom(b[3], &s.resumeCond) && m.condFrom(b[4], &s.workCond)) {
+	g := (*[8]byte)(unsafe.Add(k, i))
+	if !(m.mutexFrom(g[0], &s.listLock) && m.mutexFrom(g[1], &s.bql) &&
+		m.condFrom(g[2], &s.exclusiveCond) && m.condFrom(g[3], &s.resumeCond) && m.condFrom(g[4], &s.workCond)) {
 		return errSync
 	}
-	if int(b[7]) >= 1<<uint(n) {
-		return fmt.Errorf("exclusive: spurious wake-ups used by threads %#x of %d", b[7], n)
+	if int(g[7]) >= 1<<uint(n) {
+		return fmt.Errorf("exclusive: spurious wake-ups used by threads %#x of %d", g[7], n)
 	}
-	s.workOngoing, s.gen, s.spurUsed = b[5] != 0, b[6], b[7]
-	b = b[8:]
+	s.workOngoing, s.gen, s.spurUsed = g[5] != 0, g[6], g[7]
+	i += 8
 	for c := 0; c < m.ncpus; c++ {
-		if len(b) < 6 {
-			return errTruncated
+		w := (*[6 + maxItems]byte)(unsafe.Add(k, i))
+		q := w[5]
+		if w[1] > fAll || q > maxItems {
+			return fmt.Errorf("exclusive: cpu%d: flags %#x, %d work items", c, w[1], q)
 		}
-		k := int(b[5])
-		if b[1] > fAll || k > maxItems || len(b) < 6+k {
-			return fmt.Errorf("exclusive: cpu%d: flags %#x, %d work items", c, b[1], k)
-		}
-		if !(m.mutexFrom(b[0], &s.cpuLock[c]) && m.condFrom(b[3], &s.cpuCond[c]) && m.condFrom(b[4], &s.haltCond[c])) {
+		if !(m.mutexFrom(w[0], &s.cpuLock[c]) && m.condFrom(w[3], &s.cpuCond[c]) && m.condFrom(w[4], &s.haltCond[c])) {
 			return errSync
 		}
-		f := b[1]
+		f := w[1]
 		s.hasWaiter[c], s.inList[c], s.running[c] = f&fHasWaiter != 0, f&fInList != 0, f&fRunning != 0
 		s.exclusiveWaiter[c], s.exclusiveOngoing[c], s.inExec[c] = f&fExclusiveWaiter != 0, f&fExclusiveOngoing != 0, f&fInExec != 0
-		s.execGen[c] = b[2]
-		s.qlen[c] = uint8(k)
-		var q uint64
-		if len(b) >= 6+maxItems {
-			q = binary.LittleEndian.Uint64(b[6:])
-		} else { // the last CPU's list, near the end of the encoding
-			var w [maxItems]byte
-			copy(w[:], b[6:6+k])
-			q = binary.LittleEndian.Uint64(w[:])
-		}
-		binary.LittleEndian.PutUint64(s.queue[c][:], q&(^uint64(0)>>(64-8*uint(k))))
-		b = b[6+k:]
+		s.execGen[c] = w[2]
+		s.qlen[c] = q
+		binary.LittleEndian.PutUint64(s.queue[c][:], binary.LittleEndian.Uint64(w[6:])&(^uint64(0)>>(64-8*uint(q))))
+		i += 6 + uintptr(q)
 	}
-	if len(b) != m.nitems {
-		return fmt.Errorf("exclusive: %d bytes of work-item counts, want %d", len(b), m.nitems)
+	switch end := int(i) + m.nitems; {
+	case end > len(b):
+		return errTruncated
+	case end < len(b):
+		return fmt.Errorf("exclusive: %d bytes of work-item counts, want %d", len(b)-int(i), m.nitems)
 	}
-	copy(s.ran[:], b)
+	binary.LittleEndian.PutUint64(s.ran[:], binary.LittleEndian.Uint64(word(k, i))&(^uint64(0)>>(64-8*uint(m.nitems))))
 	return nil
 }
 
