@@ -11,7 +11,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-var runMatrix = flag.Bool("matrix", false, "explore the heavy configurations: the default size of the correct variants and the verification matrix (minutes on two cores)")
+var runMatrix = flag.Bool("matrix", false, "explore the heavy configurations: the default size of the correct variants and the verification matrix (about 10 s on two cores)")
 
 // TestMatrixDeclared checks the matrix as data: each configuration
 // resolves, says why, names known variants and properties, and together
