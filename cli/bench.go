@@ -111,7 +111,7 @@ func (c *command) bench(args []string) (int, error) {
 		for _, n := range strings.Split(*only, ",") {
 			n = strings.TrimSpace(n)
 			if !known[n] {
-				return 0, usageError{fmt.Errorf("--config: no configuration %q (there are: %s)", n, strings.Join(configNames, ", "))}
+				return 0, usageError{fmt.Errorf("--config: no configuration %q (there are: %s)", clip(n), strings.Join(configNames, ", "))}
 			}
 			want = append(want, n)
 		}

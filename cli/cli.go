@@ -213,6 +213,25 @@ type command struct {
 	stop           <-chan struct{}
 }
 
+// stdoutWriter is the command's stdout, keeping the first write error: a
+// result that could not be written is an error (exit 2) for every
+// command, whether or not it checks its own writes.
+type stdoutWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *stdoutWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
 // interrupted reports whether the command has been asked to stop.
 func (c *command) interrupted() bool {
 	select {
@@ -230,7 +249,7 @@ commands:
   explain PROTOCOL/VARIANT                        what a variant is, its source and expected verdict
   explore [flags] PROTOCOL/VARIANT [key=value...] explore one variant (bfs by default)
   verify [flags] [PROTOCOL ...]                   explore every variant and compare with its expectation
-  replay [--json] [--html F] FILE                 replay a trace file and render it (text, or an HTML page)
+  replay [--json] [--html F] [--full] FILE        replay a trace file and render it (text, or an HTML page)
   replay --impl FILE                              drive the real implementation through a trace
   minimize [--out FILE] FILE                      minimize a trace file
   compare [flags] PROTOCOL A B [key=value...]     the same exploration for two variants, metrics side by side
@@ -274,7 +293,10 @@ func (c *command) run(args []string) int {
 	}
 	name := args[0]
 	if name == "-h" || name == "--help" || name == "help" {
-		fmt.Fprint(c.stdout, c.usage())
+		if _, err := fmt.Fprint(c.stdout, c.usage()); err != nil {
+			fmt.Fprintf(c.stderr, "%s: the help could not be written to stdout: %v\n", c.reg.name(), err)
+			return ExitUsage
+		}
 		return ExitOK
 	}
 	cmd, ok := cmds[name]
@@ -282,11 +304,19 @@ func (c *command) run(args []string) int {
 		fmt.Fprintf(c.stderr, "%s: unknown command %q\n\n%s", c.reg.name(), clip(name), c.usage())
 		return ExitUsage
 	}
+	out := &stdoutWriter{w: c.stdout}
+	c.stdout = out
 	code, err := cmd(args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		code, err = ExitOK, nil
+	}
+	if err == nil && out.err != nil {
+		// The result did not reach stdout (a full disk, a closed pipe):
+		// a command that printed it without checking every write must
+		// not exit as if the user had it.
+		err = fmt.Errorf("the result could not be written to stdout: %w", out.err)
+	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
 		fmt.Fprintf(c.stderr, "%s %s: %s\n", c.reg.name(), name, clipq.To(err.Error(), maxMessage))
 		var fe flagError
 		if errors.As(err, &fe) {

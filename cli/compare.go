@@ -13,6 +13,7 @@ func (c *command) compare(args []string) (int, error) {
 	fs := c.newFlags("compare", "compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]")
 	var ef exploreFlags
 	ef.register(fs)
+	fs.Lookup("metrics").Usage = "refused: compare always summarises every metric exactly (bfs)"
 	metric := fs.String("metric", "", "show only this metric")
 	asJSON := fs.Bool("json", false, "print one JSON document: each variant's explore --json document")
 	pos, err := parse(fs, args)
@@ -53,7 +54,7 @@ func (c *command) compare(args []string) (int, error) {
 		known = m.Properties().Metrics
 	}
 	if *metric != "" && !slices.Contains(known, *metric) {
-		return 0, usagef("protocol %s has no metric %q (metrics: %v)", p.Name, *metric, known)
+		return 0, usagef("protocol %s has no metric %q (metrics: %v)", p.Name, clip(*metric), known)
 	}
 	var outs [2]*outcome
 	for i, v := range pos[1:3] {

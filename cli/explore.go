@@ -118,6 +118,9 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 	if f.maxMemory < 0 {
 		return usagef("--max-memory must not be negative (0: no limit), got %d", f.maxMemory)
 	}
+	if f.set["fairness"] && f.noProgress {
+		return usagef("--fairness does nothing with --no-progress (it is what the progress properties assume)")
+	}
 	if f.set["spill-dir"] && f.spillDir == "" {
 		return usagef("--spill-dir needs a directory (or \"none\")")
 	}
@@ -213,6 +216,9 @@ type outcome struct {
 	// and fairness the assumption they hold under.
 	progressHeld []string
 	fairness     string
+	// metricsKept: the search kept the state graph for exact
+	// per-execution metrics (--metrics).
+	metricsKept bool
 }
 
 // linWalks random walks (seed 1), each of at most linWalkSteps steps,
@@ -284,7 +290,7 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 		}
 		return nil, usageError{err}
 	}
-	o := &outcome{protocol: p, variant: variant, params: params, result: r}
+	o := &outcome{protocol: p, variant: variant, params: params, result: r, metricsKept: opts.Metrics && r.Strategy == explorer.BFS}
 	if r.Verdict == explorer.OK && r.Strategy == explorer.BFS && !opts.NoProgress {
 		o.fairness = progressFairness(opts)
 	progress:
@@ -406,6 +412,15 @@ func (c *command) explore(args []string) (int, error) {
 			return 0, err
 		}
 	}
+	if ef.set["fairness"] && opts.Strategy == explorer.BFS {
+		m, _, err := p.Instantiate(v.Name, given)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		if len(m.Properties().Progress) == 0 {
+			return 0, usagef("--fairness does nothing: %s/%s has no progress property to check (the protocol has none, or --without left them out)", p.Name, v.Name)
+		}
+	}
 	o, err := c.exploreVariant(p, v.Name, given, opts)
 	if err != nil {
 		return 0, err
@@ -507,7 +522,7 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	if s.FingerprintCollision > 0 || s.FingerprintCollisionObserved > 0 {
 		fmt.Fprintf(w, "fingerprints: the probability that a collision hid a state is about %.2g (optimistic estimate) and %.2g (from the fingerprints stored)\n", s.FingerprintCollision, s.FingerprintCollisionObserved)
 	}
-	printMetrics(w, r.Metrics)
+	printMetrics(w, r.Metrics, o.perExecution())
 	if o.trace == nil {
 		return nil
 	}
@@ -535,13 +550,26 @@ func shrunkParams(explored, trace model.Params) string {
 	return strings.Join(out, " ")
 }
 
-func printMetrics(w io.Writer, ms []explorer.Metric) {
+// perExecution says why a metric has no per-execution summary: what it
+// needs, or, when --metrics was given, what the search lacked.
+func (o *outcome) perExecution() string {
+	switch {
+	case !o.metricsKept:
+		return "min, max and mean per execution: --metrics, on a complete search without cycles"
+	case o.result.Verdict == explorer.OK:
+		return "no min, max or mean per execution: the state graph has cycles, so executions have no bound on their length"
+	default:
+		return "no min, max or mean per execution: the search did not explore every state"
+	}
+}
+
+func printMetrics(w io.Writer, ms []explorer.Metric, perExecution string) {
 	for _, m := range ms {
 		if m.Executions > 0 {
 			fmt.Fprintf(w, "metric %s: min %d, max %d, mean %.3f over %s executions (%d over all transitions)\n",
 				m.Name, m.Min, m.Max, m.Mean, formatCount(m.Executions), m.Transitions)
 		} else {
-			fmt.Fprintf(w, "metric %s: %d over all transitions (min, max and mean per execution: --metrics, on a complete search without cycles)\n", m.Name, m.Transitions)
+			fmt.Fprintf(w, "metric %s: %d over all transitions (%s)\n", m.Name, m.Transitions, perExecution)
 		}
 	}
 }

@@ -63,7 +63,7 @@ func (c *command) list(args []string) (int, error) {
 		return 0, err
 	}
 	if len(pos) > 0 {
-		return 0, usagef("list takes no arguments, got %q", pos)
+		return 0, usagef("list takes no arguments, got %s", clip(fmt.Sprintf("%q", pos)))
 	}
 	var out []listedProtocol
 	for _, p := range c.reg.Protocols {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	clipq "github.com/protocheck/protocheck/internal/clip"
 	"github.com/protocheck/protocheck/traces"
 )
 
@@ -18,7 +19,7 @@ import (
 // buggy variant would seem clean within that bound.
 func checkSpillDir(dir string) error {
 	bad := func(err error) error {
-		return usagef("--spill-dir %s: cannot hold the search's level files: %v (name a writable directory, or \"none\" to keep them in memory)", dir, err)
+		return usagef("--spill-dir %s: cannot hold the search's level files: %v (name a writable directory, or \"none\" to keep them in memory)", clip(dir), clipq.PathError(err))
 	}
 	if fi, err := os.Stat(dir); err != nil {
 		return bad(err)
@@ -51,7 +52,9 @@ func checkWritable(flag, path string) error {
 	if path == "" {
 		return nil
 	}
-	bad := func(err error) error { return usagef("--%s %s: cannot be written: %v", flag, path, err) }
+	bad := func(err error) error {
+		return usagef("--%s %s: cannot be written: %v", flag, clip(path), clipq.PathError(err))
+	}
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
 			return bad(errors.New("it is a directory"))
@@ -68,7 +71,7 @@ func checkWritable(flag, path string) error {
 	if fi, err := os.Stat(dir); err != nil {
 		return bad(err)
 	} else if !fi.IsDir() {
-		return bad(fmt.Errorf("%s is not a directory", dir))
+		return bad(fmt.Errorf("%s is not a directory", clip(dir)))
 	}
 	if err := tryCreateIn(dir); err != nil {
 		return bad(err)
@@ -79,7 +82,7 @@ func checkWritable(flag, path string) error {
 // outputError is a failure to write an output file after the result was
 // printed: exit 2, with the result on stdout all the same.
 func outputError(flag, path string, err error) error {
-	return fmt.Errorf("--%s %s: %w (the result above is complete; only this file is missing)", flag, path, err)
+	return fmt.Errorf("--%s %s: %w (the result above is complete; only this file is missing)", flag, clip(path), clipq.PathError(err))
 }
 
 // writeHTML writes the HTML view of a replayed trace.

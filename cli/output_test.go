@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/protocheck/protocheck/cli"
+	"github.com/protocheck/protocheck/protocols"
 	"github.com/protocheck/protocheck/traces"
 )
 
@@ -62,5 +64,36 @@ func TestAFailedWriteKeepsTheResult(t *testing.T) {
 	code, stdout, stderr = check(t, "explore", "pvflush/posted", "--json", "--out", "/dev/full")
 	if code != cli.ExitUsage || !strings.Contains(stdout, `"verdict": "violation"`) || !strings.Contains(stderr, "--out /dev/full") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// fullWriter fails every write, as stdout on a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// Every command whose result cannot be written to stdout exits 2 and says
+// so on stderr, whether or not it checks its own writes: a user must not
+// take an exit 0 for a result they never got.
+func TestUnwritableStdoutExitsTwo(t *testing.T) {
+	trace := filepath.Join("..", "testdata", "pvflush", "posted.trace.json")
+	for _, args := range [][]string{
+		{"-h"},
+		{"list"},
+		{"list", "--json"},
+		{"explain", "pvflush/fixed"},
+		{"explore", "-h"},
+		{"explore", "pvflush/posted"},
+		{"compare", "pvflush", "fixed", "posted"},
+		{"bench", "--config", "bfs", "pvflush/fixed", "vcpus=2"},
+		{"stress", "pvflush/fixed", "--runs", "2"},
+		{"replay", trace},
+		{"replay", "--impl", trace},
+	} {
+		var stderr strings.Builder
+		code := cli.Main(protocols.Registry(), args, fullWriter{}, &stderr)
+		if code != cli.ExitUsage || !strings.Contains(stderr.String(), "no space left on device") {
+			t.Errorf("check %q with stdout full: exit %d, stderr %q; want exit 2 and the write error", args, code, stderr.String())
+		}
 	}
 }

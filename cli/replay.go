@@ -17,11 +17,11 @@ func (c *command) load(path string) (*traces.Replayed, error) {
 	}
 	p, err := c.traceProtocol(t)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+		return nil, usageError{fmt.Errorf("%s: %w", clip(path), err)}
 	}
 	r, err := traces.Replay(p, t)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+		return nil, usageError{fmt.Errorf("%s: %w", clip(path), err)}
 	}
 	return r, nil
 }
@@ -53,7 +53,7 @@ type metricTotal struct {
 
 func (c *command) replay(args []string) (int, error) {
 	stdout := c.stdout
-	fs := c.newFlags("replay", "replay [--json] [--html FILE.html] FILE")
+	fs := c.newFlags("replay", "replay [--json] [--html FILE.html] [--full] FILE")
 	asJSON := fs.Bool("json", false, "print JSON")
 	html := fs.String("html", "", "also write a self-contained HTML view of the trace to this file")
 	impl := fs.Bool("impl", false, "drive the real implementation through the trace instead of the model")

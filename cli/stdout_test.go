@@ -97,6 +97,48 @@ func TestMessagesQuotingInputAreBounded(t *testing.T) {
 	}
 }
 
+// A piece of input longer than a message quotes, but short enough that
+// the bound on a whole message would not cut it, is shortened where it is
+// quoted: a variant, a parameter, a property, a metric, a configuration,
+// a file name, a trace file's fields.
+func TestMessagesQuoteAtMostAPieceOfInput(t *testing.T) {
+	long := strings.Repeat("q", 1000)
+	dir := t.TempDir()
+	tr, err := traces.Load(filepath.Join("..", "testdata", "pvflush", "posted.trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Variant = long
+	badVariant := filepath.Join(dir, "variant.json")
+	if err := traces.Save(badVariant, tr); err != nil {
+		t.Fatal(err)
+	}
+	badFormat := filepath.Join(dir, "format.json")
+	if err := os.WriteFile(badFormat, []byte(`{"format": "`+long+`", "version": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"explore", "pvflush/" + long},
+		{"explain", "pvflush/" + long},
+		{"explore", "pvflush/fixed", long + "=1"},
+		{"explore", "pvflush/posted", "--without", long},
+		{"compare", "pvflush", "fixed", "posted", "--metric", long},
+		{"bench", "--config", long, "pvflush/fixed"},
+		{"replay", filepath.Join(dir, long)},
+		{"minimize", filepath.Join(dir, long)},
+		{"explore", "pvflush/posted", "--out", filepath.Join(dir, "missing", long)},
+		{"explore", "pvflush/fixed", "--fingerprint", "--spill-dir", filepath.Join(dir, long)},
+		{"list", long},
+		{"replay", badVariant},
+		{"replay", badFormat},
+	} {
+		code, stdout, stderr := check(t, args...)
+		if code != cli.ExitUsage || stdout != "" || strings.Contains(stderr, long[:300]) || !strings.Contains(stderr, "bytes left out") {
+			t.Errorf("check %.60q...: exit %d, %d bytes on stdout, stderr %.400q: want exit 2 and the input shortened", args, code, len(stdout), stderr)
+		}
+	}
+}
+
 // showsTime reports whether output has a "seconds" field, a "time:" line
 // or a time column.
 func showsTime(out string) bool {
@@ -137,6 +179,8 @@ func TestIgnoredFlagsAreErrors(t *testing.T) {
 		{[]string{"replay", "--impl", "--full", trace}, "--full does nothing with --impl"},
 		{[]string{"replay", "--json", "--full", trace}, "--full does nothing with --json"},
 		{[]string{"explore", "pvflush/posted", "--json", "--full"}, "--full does nothing with --json"},
+		{[]string{"explore", "pvflush/fixed", "--fairness", "none", "--no-progress"}, "--fairness does nothing with --no-progress"},
+		{[]string{"explore", "pvflush/fixed", "--fairness", "none", "--without", "flush-returns"}, "pvflush/fixed has no progress property"},
 	} {
 		code, stdout, stderr := check(t, tc.args...)
 		if code != cli.ExitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {

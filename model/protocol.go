@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/protocheck/protocheck/internal/clip"
 )
 
 // A Protocol describes one protocol family: its variants (the correct
@@ -195,7 +197,7 @@ func (p *Protocol) Variant(name string) (Variant, error) {
 	for i, v := range p.Variants {
 		names[i] = v.Name
 	}
-	return Variant{}, fmt.Errorf("protocol %s has no variant %q (variants: %s)", p.Name, name, strings.Join(names, ", "))
+	return Variant{}, fmt.Errorf("protocol %s has no variant %q (variants: %s)", p.Name, clip.String(name), strings.Join(names, ", "))
 }
 
 // Param returns the named parameter.
@@ -218,7 +220,7 @@ func (p *Protocol) Resolve(given Params) (Params, error) {
 			for i, q := range p.Params {
 				names[i] = q.Name
 			}
-			return nil, fmt.Errorf("protocol %s has no parameter %q (parameters: %s)", p.Name, k, strings.Join(names, ", "))
+			return nil, fmt.Errorf("protocol %s has no parameter %q (parameters: %s)", p.Name, clip.String(k), strings.Join(names, ", "))
 		}
 		if v := given[k]; v < q.Min || v > q.Max {
 			return nil, fmt.Errorf("parameter %s=%d is out of range: %s must be between %d and %d", k, v, k, q.Min, q.Max)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/protocheck/protocheck/internal/clip"
 )
 
 // Without returns m with the named properties left out: invariants and
@@ -37,7 +39,7 @@ func Without(m Machine, names ...string) (Machine, error) {
 		case n == Deadlock:
 			return nil, fmt.Errorf("deadlock cannot be left out: a state where no thread can step has no successor to explore")
 		case !slices.Contains(known, n):
-			return nil, fmt.Errorf("no property %q to leave out (properties: %s)", n, strings.Join(known, ", "))
+			return nil, fmt.Errorf("no property %q to leave out (properties: %s)", clip.String(n), strings.Join(known, ", "))
 		}
 		left[n] = true
 	}

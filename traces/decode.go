@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/protocheck/protocheck/internal/clip"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -48,7 +49,7 @@ func decode(data []byte) (*Trace, error) {
 		return nil, err
 	}
 	if t.Format != Format {
-		return nil, fmt.Errorf("format is %q, not %q: not a protocheck trace", t.Format, Format)
+		return nil, fmt.Errorf("format is %q, not %q: not a protocheck trace", clip.String(t.Format), Format)
 	}
 	if err := fs.take("version", &t.Version); err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func readObject(raw json.RawMessage, what string) (*fields, error) {
 			return nil, syntaxError(err)
 		}
 		if _, dup := fs.vals[k]; dup {
-			return nil, fmt.Errorf("%s has the field %q twice", what, k)
+			return nil, fmt.Errorf("%s has the field %q twice", what, clip.String(k))
 		}
 		fs.keys = append(fs.keys, k)
 		fs.vals[k] = v
@@ -170,7 +171,7 @@ func (fs *fields) only(known ...string) error {
 			ok = ok || k == n
 		}
 		if !ok {
-			return fmt.Errorf("%s has an unknown field %q (fields: %s)", fs.what, k, strings.Join(known, ", "))
+			return fmt.Errorf("%s has an unknown field %q (fields: %s)", fs.what, clip.String(k), strings.Join(known, ", "))
 		}
 	}
 	return nil

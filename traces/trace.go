@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/protocheck/protocheck/explorer"
+	"github.com/protocheck/protocheck/internal/clip"
 	"github.com/protocheck/protocheck/model"
 )
 
@@ -157,7 +158,7 @@ func (t *Trace) validate() error {
 	case t == nil:
 		return errors.New("no trace")
 	case t.Format != Format:
-		return fmt.Errorf("format is %q, not %q: not a protocheck trace", t.Format, Format)
+		return fmt.Errorf("format is %q, not %q: not a protocheck trace", clip.String(t.Format), Format)
 	case t.Version < 1 || t.Version > Version:
 		return fmt.Errorf("unsupported trace version %d (this protocheck reads versions 1 to %d)", t.Version, Version)
 	case t.Version < 2 && (t.Cycle != 0 || t.Fairness != ""):
@@ -165,11 +166,11 @@ func (t *Trace) validate() error {
 	case t.Version < 3 && len(t.Without) > 0:
 		return fmt.Errorf("a version %d trace cannot say which properties were left out (version 3 can)", t.Version)
 	case !slices.IsSorted(t.Without) || len(slices.Compact(slices.Clone(t.Without))) != len(t.Without) || slices.Contains(t.Without, ""):
-		return fmt.Errorf("without must name properties once each, sorted, got %q", t.Without)
+		return fmt.Errorf("without must name properties once each, sorted, got %s", clip.String(fmt.Sprintf("%q", t.Without)))
 	case t.Cycle < 0 || t.Cycle > len(t.Schedule):
 		return fmt.Errorf("cycle of %d steps in a schedule of %d", t.Cycle, len(t.Schedule))
 	case t.Fairness != "" && t.Fairness != explorer.FairnessWeak && t.Fairness != explorer.FairnessNone:
-		return fmt.Errorf("fairness %q is neither %q nor %q", t.Fairness, explorer.FairnessWeak, explorer.FairnessNone)
+		return fmt.Errorf("fairness %q is neither %q nor %q", clip.String(t.Fairness), explorer.FairnessWeak, explorer.FairnessNone)
 	case t.Cycle > 0 && (t.Violation == nil || t.Fairness == ""):
 		return errors.New("a cycle belongs to a progress violation, with its fairness")
 	case t.Protocol == "":
@@ -312,11 +313,11 @@ func writeJSON(b *bytes.Buffer, v any) error {
 func Load(path string) (*Trace, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err // names the file already
+		return nil, clip.PathError(err) // names the file already
 	}
 	t, err := Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", clip.String(path), err)
 	}
 	return t, nil
 }
@@ -325,9 +326,9 @@ func Load(path string) (*Trace, error) {
 func Save(path string, t *Trace) error {
 	data, err := Encode(t)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", clip.String(path), err)
 	}
-	return os.WriteFile(path, data, 0o644)
+	return clip.PathError(os.WriteFile(path, data, 0o644))
 }
 
 // Labels returns the label of every step, in order: what a replay of the

@@ -4,7 +4,11 @@
 // same way.
 package clip
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
 
 // Quoted bounds what a message quotes of one piece of input, in bytes.
 const Quoted = 200
@@ -30,3 +34,16 @@ func To(s string, n int) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// PathError returns err with the path of a file-system error shortened
+// as String does: the file name is the user's input, and the error
+// quotes it.
+func PathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && len(pe.Path) > Quoted && err == error(pe) {
+		c := *pe
+		c.Path = String(pe.Path)
+		return &c
+	}
+	return err
+}
