@@ -138,6 +138,9 @@ func (c *command) explain(args []string) (int, error) {
 	fmt.Fprintf(stdout, "  protocol: %s\n", p.Description)
 	fmt.Fprintf(stdout, "  change:   %s\n", v.Description)
 	fmt.Fprintf(stdout, "  source:   %s\n", v.Source)
+	if len(v.Fixed) > 0 {
+		fmt.Fprintf(stdout, "  fixed:    %s (the variant is defined with these; another value is refused)\n", v.Fixed)
+	}
 	if v.Expect == "ok" {
 		fmt.Fprintf(stdout, "  expected: correct (no property fails)\n")
 	} else {

@@ -19,12 +19,18 @@ type variantCase struct {
 }
 
 // allVariants instantiates every variant of every protocol, with params
-// chosen by size (nil: defaults).
+// chosen by size (nil: defaults), but for those the variant fixes.
 func allVariants(t *testing.T, size func(p *model.Protocol) model.Params) []variantCase {
 	var out []variantCase
 	for _, p := range protocols.All() {
 		for _, v := range p.Variants {
-			m, params, err := p.Instantiate(v.Name, size(p))
+			given := model.Params{}
+			for k, x := range size(p) {
+				if _, fixed := v.Fixed[k]; !fixed {
+					given[k] = x
+				}
+			}
+			m, params, err := p.Instantiate(v.Name, given)
 			if err != nil {
 				t.Fatal(err)
 			}

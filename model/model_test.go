@@ -192,3 +192,30 @@ func BenchmarkMem(b *testing.B) {
 		}
 	})
 }
+
+// A variant's fixed parameters are in the parameters Instantiate returns
+// (so that headers and traces name them) and reach the machine; the same
+// value given is accepted, another refused, and a fixed value that is no
+// value of the protocol's parameters is an error of the protocol.
+func TestInstantiateAppliesFixedParameters(t *testing.T) {
+	p := proto()
+	var got model.Params
+	p.New = func(_ string, params model.Params) (model.Machine, error) { got = params; return nil, nil }
+	p.Variants = append(p.Variants, model.Variant{Name: "b", Expect: model.ExpectOK, Fixed: model.Params{"k": 1}})
+	for _, given := range []model.Params{nil, {"k": 1}, {"n": 3}} {
+		_, params, err := p.Instantiate("b", given)
+		if err != nil || params["k"] != 1 || got["k"] != 1 {
+			t.Errorf("Instantiate(b, %v): params %v, machine's %v, %v; want k=1", given, params, got, err)
+		}
+	}
+	if _, _, err := p.Instantiate("b", model.Params{"k": 0}); err == nil || !strings.Contains(err.Error(), "p/b is defined with k=1, not k=0") {
+		t.Errorf("a conflicting value: %v", err)
+	}
+	if _, params, err := p.Instantiate("a", model.Params{"k": 0}); err != nil || params["k"] != 0 {
+		t.Errorf("another variant keeps its own value: %v %v", params, err)
+	}
+	p.Variants[1].Fixed = model.Params{"k": 2}
+	if _, _, err := p.Instantiate("b", nil); err == nil || !strings.Contains(err.Error(), "not a value of one of the protocol's parameters") {
+		t.Errorf("a fixed value out of range: %v", err)
+	}
+}

@@ -133,6 +133,12 @@ type Variant struct {
 	AlsoViolates []string `json:"also_violates,omitempty"`
 	Description  string   `json:"description"`
 	Source       string   `json:"source"`
+	// Fixed holds the parameters the variant is defined with (if-not-while
+	// with spurious wake-ups, no-smp-mb on x86-TSO): Instantiate gives them
+	// these values, so that every header, trace and verdict names the
+	// configuration that was explored, and refuses another value given
+	// for one of them.
+	Fixed Params `json:"fixed,omitempty"`
 }
 
 // Accepts reports whether finding property (or "ok") matches what the
@@ -239,12 +245,22 @@ func (p *Protocol) Resolve(given Params) (Params, error) {
 // Instantiate checks the variant and parameters and builds the machine.
 // It returns the resolved parameters, defaults included.
 func (p *Protocol) Instantiate(variant string, given Params) (Machine, Params, error) {
-	if _, err := p.Variant(variant); err != nil {
+	v, err := p.Variant(variant)
+	if err != nil {
 		return nil, nil, err
 	}
 	params, err := p.Resolve(given)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, k := range v.Fixed.Keys() {
+		if q, ok := p.Param(k); !ok || v.Fixed[k] < q.Min || v.Fixed[k] > q.Max {
+			return nil, nil, fmt.Errorf("%s/%s: the variant fixes %s=%d, which is not a value of one of the protocol's parameters", p.Name, variant, k, v.Fixed[k])
+		}
+		if g, ok := given[k]; ok && g != v.Fixed[k] {
+			return nil, nil, fmt.Errorf("%s/%s is defined with %s=%d, not %s=%d", p.Name, variant, k, v.Fixed[k], k, g)
+		}
+		params[k] = v.Fixed[k]
 	}
 	m, err := p.New(variant, params)
 	if err != nil {

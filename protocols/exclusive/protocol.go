@@ -25,7 +25,8 @@ var variants = []struct {
 		flags{cpuLock: true, broadcast: true}},
 	{model.Variant{Name: "if-not-while", Expect: PropMutualExclusion,
 		Description: "start_exclusive waits on exclusive_cond with if instead of while; spurious wake-ups enabled there",
-		Source:      "old linux-user/main.c (H1)"},
+		Source:      "old linux-user/main.c (H1)",
+		Fixed:       model.Params{"spurious": 1}},
 		flags{ifNotWhile: true}},
 	{model.Variant{Name: "bql-held", Expect: model.Deadlock,
 		Description: "the safe work item's exclusive section is entered with the BQL held while guest MMIO needs it",
@@ -33,7 +34,8 @@ var variants = []struct {
 		flags{bqlHeld: true}},
 	{model.Variant{Name: "finish-safe-work", Expect: model.Deadlock,
 		Description: "cpu_list_add runs finish_safe_work (cpu_exec_start/end) under the BQL while the safe work (async_synic_update) takes the BQL",
-		Source:      "ab129972 (2016), removed by Roman Kagan's 'cpus-common: nuke finish_safe_work' (QEMU 4.2) (H3)"},
+		Source:      "ab129972 (2016), removed by Roman Kagan's 'cpus-common: nuke finish_safe_work' (QEMU 4.2) (H3)",
+		Fixed:       model.Params{"hotplug": 1}},
 		flags{finishSafeWork: true}},
 	{model.Variant{Name: "non-recursive", Expect: model.Deadlock,
 		Description: "the safe work calls start_exclusive again without the exclusive_context_count nesting counter",
@@ -59,8 +61,9 @@ var variants = []struct {
 		// vCPU reads pending_cpus = 0 (the store still buffered) and never
 		// releases start_exclusive; random walks meet that first.
 		AlsoViolates: []string{model.Deadlock},
-		Description:  "upstream without the smp_mb() in cpu_exec_start and start_exclusive, on x86-TSO (store buffers on whatever memory says)",
-		Source:       "mutation V-A1: the Dekker pair running/pending_cpus without its barriers"},
+		Description:  "upstream without the smp_mb() in cpu_exec_start and start_exclusive, on x86-TSO",
+		Source:       "mutation V-A1: the Dekker pair running/pending_cpus without its barriers",
+		Fixed:        model.Params{"memory": 1}},
 		flags{noSmpMb: true}},
 	{model.Variant{Name: "no-kick", Expect: PropStartExclusiveProceeds,
 		Description: "start_exclusive counts a running vCPU (has_waiter, running_cpus++) without qemu_cpu_kick: the vCPU runs TBs on and start_exclusive waits for ever",
@@ -73,7 +76,8 @@ var variants = []struct {
 		// cpu-lock-broadcast (finish_safe_work's wait under the BQL).
 		AlsoViolates: []string{PropAssertOngoing, model.Deadlock},
 		Description:  "cpu-lock-broadcast without the exclusive_idle() that seed 001 adds to cpu_list_add and cpu_list_remove; always with hot-plug",
-		Source:       "seed 001 (its cpu_list_add/cpu_list_remove hunks: start_exclusive walks the CPU list without qemu_cpu_list_lock)"},
+		Source:       "seed 001 (its cpu_list_add/cpu_list_remove hunks: start_exclusive walks the CPU list without qemu_cpu_list_lock)",
+		Fixed:        model.Params{"hotplug": 1}},
 		flags{cpuLock: true, broadcast: true, noIdle: true}},
 }
 
