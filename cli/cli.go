@@ -292,21 +292,20 @@ func (c *command) run(args []string) int {
 		"bench":    c.bench,
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "help" {
-		if _, err := fmt.Fprint(c.stdout, c.usage()); err != nil {
-			fmt.Fprintf(c.stderr, "%s: the help could not be written to stdout: %v\n", c.reg.name(), err)
-			return ExitUsage
-		}
-		return ExitOK
-	}
+	help := name == "-h" || name == "--help" || name == "help"
 	cmd, ok := cmds[name]
-	if !ok {
+	if !ok && !help {
 		fmt.Fprintf(c.stderr, "%s: unknown command %q\n\n%s", c.reg.name(), clip(name), c.usage())
 		return ExitUsage
 	}
 	out := &stdoutWriter{w: c.stdout}
 	c.stdout = out
-	code, err := cmd(args[1:])
+	code, err := ExitOK, error(nil)
+	if help {
+		fmt.Fprint(c.stdout, c.usage())
+	} else {
+		code, err = cmd(args[1:])
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		code, err = ExitOK, nil
 	}

@@ -174,8 +174,8 @@ func (f *exploreFlags) options(stderr io.Writer) (explorer.Options, error) {
 			o.Workers = f.workers
 		}
 		o.Metrics, o.NoProgress = f.metrics, f.noProgress
-		if f.fairness != explorer.FairnessWeak {
-			o.Fairness = f.fairness
+		if f.set["fairness"] {
+			o.Fairness = f.fairness // given, even as the default: exploreVariant refuses it where it does nothing
 		}
 		if (f.fingerprint || f.symmetry) && f.spillDir != "none" {
 			o.SpillDir = f.spillDir
@@ -268,6 +268,9 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 	m, params, err := p.Instantiate(variant, given)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if opts.Fairness != "" && len(m.Properties().Progress) == 0 {
+		return nil, usagef("--fairness does nothing: %s/%s has no progress property to check (the protocol has none, or --without left them out)", p.Name, variant)
 	}
 	// bfs and dfs merge paths, so they cannot check a property of whole
 	// histories: seeded random walks do, so that "ok" covers every
@@ -410,15 +413,6 @@ func (c *command) explore(args []string) (int, error) {
 	if opts.SpillDir != "" {
 		if err := checkSpillDir(opts.SpillDir); err != nil {
 			return 0, err
-		}
-	}
-	if ef.set["fairness"] && opts.Strategy == explorer.BFS {
-		m, _, err := p.Instantiate(v.Name, given)
-		if err != nil {
-			return 0, usageError{err}
-		}
-		if len(m.Properties().Progress) == 0 {
-			return 0, usagef("--fairness does nothing: %s/%s has no progress property to check (the protocol has none, or --without left them out)", p.Name, v.Name)
 		}
 	}
 	o, err := c.exploreVariant(p, v.Name, given, opts)

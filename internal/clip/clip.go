@@ -5,7 +5,6 @@
 package clip
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 )
@@ -39,8 +38,7 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // as String does: the file name is the user's input, and the error
 // quotes it.
 func PathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && len(pe.Path) > Quoted && err == error(pe) {
+	if pe, ok := err.(*fs.PathError); ok && len(pe.Path) > Quoted {
 		c := *pe
 		c.Path = String(pe.Path)
 		return &c

@@ -104,9 +104,9 @@ var metricNames = []string{"wakeups", "lock-handoffs", "list-lock-acquisitions"}
 
 func newMachine(v flags, p model.Params) (*machine, error) {
 	m := &machine{v: v, nvcpus: p["vcpus"], tbs: p["tbs"], nsafe: p["safe-work"], nroc: p["run-on-cpu"],
-		hotplug: p["hotplug"] == 1 || v.finishSafeWork || v.noIdle, mmio: p["mmio"] == 1,
-		spurious: p["spurious"] == 1 || v.ifNotWhile,
-		tso:      p["memory"] == 1 || v.noSmpMb}
+		// if-not-while, finish-safe-work, cpu-lock-no-idle and no-smp-mb
+		// fix these (model.Variant.Fixed): Instantiate has set them.
+		hotplug: p["hotplug"] == 1, mmio: p["mmio"] == 1, spurious: p["spurious"] == 1, tso: p["memory"] == 1}
 	m.ncpus = m.nvcpus
 	if m.hotplug {
 		m.ncpus++

@@ -229,6 +229,12 @@ const keyRoom = maxThreads*(11+maxStack) + 8 + maxCPUs*(6+maxItems) + maxItems +
 // word is the 8 bytes at k+i. The callers keep i+8 within keyRoom.
 func word(k unsafe.Pointer, i uintptr) []byte { return (*[8]byte)(unsafe.Add(k, i))[:] }
 
+// firstBytes is the little-endian word of w's first 8 bytes with all but
+// the first n (at most 8) cleared: a field of n bytes read as one word.
+func firstBytes(w []byte, n uint) uint64 {
+	return binary.LittleEndian.Uint64(w) & (^uint64(0) >> (64 - 8*n))
+}
+
 // Decode reads a state encoded by AppendKey (of the same machine) into s.
 // Like AppendKey, it reads a call stack or a work list as one word, masked
 // to its length, from a copy of the encoding in room of keyRoom zero
@@ -265,7 +271,7 @@ func (s *state) Decode(b []byte) error {
 		// arg...item.
 		th := &s.th[t]
 		tb := th.bytes()
-		binary.LittleEndian.PutUint64(tb[:8], binary.LittleEndian.Uint64(h)&(1<<(8*(2+uint(sp)))-1))
+		binary.LittleEndian.PutUint64(tb[:8], firstBytes(h, 2+uint(sp)))
 		binary.LittleEndian.PutUint64(tb[threadArg:], binary.LittleEndian.Uint64(v[:8]))
 		s.active[t] = v[8] != 0
 		i += 11 + uintptr(sp)
@@ -294,7 +300,7 @@ func (s *state) Decode(b []byte) error {
 		s.exclusiveWaiter[c], s.exclusiveOngoing[c], s.inExec[c] = f&fExclusiveWaiter != 0, f&fExclusiveOngoing != 0, f&fInExec != 0
 		s.execGen[c] = w[2]
 		s.qlen[c] = q
-		binary.LittleEndian.PutUint64(s.queue[c][:], binary.LittleEndian.Uint64(w[6:])&(^uint64(0)>>(64-8*uint(q))))
+		binary.LittleEndian.PutUint64(s.queue[c][:], firstBytes(w[6:], uint(q)))
 		i += 6 + uintptr(q)
 	}
 	switch end := int(i) + m.nitems; {
@@ -303,7 +309,7 @@ func (s *state) Decode(b []byte) error {
 	case end < len(b):
 		return fmt.Errorf("exclusive: %d bytes of work-item counts, want %d", len(b)-int(i), m.nitems)
 	}
-	binary.LittleEndian.PutUint64(s.ran[:], binary.LittleEndian.Uint64(word(k, i))&(^uint64(0)>>(64-8*uint(m.nitems))))
+	binary.LittleEndian.PutUint64(s.ran[:], firstBytes(word(k, i), uint(m.nitems)))
 	return nil
 }
 
