@@ -382,25 +382,39 @@ func (v *vc) callControlled(p int) {
 
 // mmio is one guest MMIO read of page M (softmmu.go stepMMIO).
 func (v *vc) mmio() {
-	r, rc, name := v.r, v.r.cpu[v.t], v.name
+	r, name, m := v.r, v.name, v.r.m
 	for v.tlbM == 0 {
-		r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: atomic_rcu_read(&cpu_ases[0].memory_dispatch) is generation ")
-		g := uint8(rc.dispatch.Load())
+		r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: " + m.dispatchRead() + " is generation ")
+		g := uint8(v.dispatch())
 		r.e.Notef("%d", g)
 		r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
 		r.tlbLock(v.t)
 		v.tlbM = g + 1
 		r.tlbUnlock(v.t)
 	}
-	r.e.Yield("io_readx(" + name + "): TLB hit on M; iotlb_to_section: atomic_rcu_read(&cpu_ases[0].memory_dispatch) is generation ")
-	g := rc.dispatch.Load()
-	r.e.Notef("%d", g)
-	if filled := uint32(v.tlbM - 1); filled != g {
-		r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): the TLB entry of M was filled from memory_dispatch generation %d, and iotlb_to_section "+
-			"resolves its section index in generation %d: a section of another memory map", name, filled, g))
+	filled := uint32(v.tlbM - 1)
+	if m.cfg.sectionInEntry {
+		r.e.Yield(fmt.Sprintf("io_readx(%s): TLB hit on M; the section recorded in the full TLB entry at the fill (generation %d)", name, filled))
+	} else {
+		r.e.Yield("io_readx(" + name + "): TLB hit on M; iotlb_to_section: " + m.dispatchRead() + " is generation ")
+		g := v.dispatch()
+		r.e.Notef("%d", g)
+		if filled != g {
+			r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): the TLB entry of M was filled from %s generation %d, and iotlb_to_section "+
+				"resolves its section index in generation %d: a section of another memory map (%s)", name, m.dispatchNoun(), filled, g, m.incoherentCause(name)))
+		}
 	}
 	r.bql.Lock("io_readx(" + name + "): mr->global_locking: qemu_mutex_lock_iothread; memory_region_dispatch_read")
 	r.bql.Unlock("io_readx(" + name + "): qemu_mutex_unlock_iothread")
+}
+
+// dispatch reads what an MMIO fill and iotlb_to_section read (machine's
+// dispatchWord): the vCPU's cached dispatch, or the current map.
+func (v *vc) dispatch() uint32 {
+	if v.r.m.cfg.uncached {
+		return v.r.curMap.Load()
+	}
+	return v.r.cpu[v.t].dispatch.Load()
 }
 
 // store is one guest store to page D (softmmu.go stepStore).
@@ -732,6 +746,9 @@ func (v *vc) funcLabel() string {
 	case itemCommitBQL, itemCommitNoBQL:
 		return fmt.Sprintf("tlb_flush_by_mmuidx_async_work(%s): qemu_spin_lock(%s); flush every entry; qemu_spin_unlock", name, tlbLockNames[v.t])
 	}
+	if v.r.m.cfg.uncached {
+		return fmt.Sprintf("tcg_commit_cpu(%s): tlb_flush: tlb_flush_by_mmuidx_async_work: qemu_spin_lock(%s); flush every entry; qemu_spin_unlock", name, tlbLockNames[v.t])
+	}
 	return fmt.Sprintf("tcg_commit_cpu(%s): tlb_flush: tlb_flush_by_mmuidx_async_work: qemu_spin_lock(%s); flush every entry; qemu_spin_unlock; "+
 		"cpuas->memory_dispatch = address_space_to_dispatch(cpuas->as), generation ", name, tlbLockNames[v.t])
 }
@@ -754,6 +771,10 @@ func (v *vc) runFunc() {
 	case itemCommitBQL, itemCommitNoBQL:
 		v.flushAll()
 	case itemCommitCPU:
+		if r.m.cfg.uncached {
+			v.flushAll()
+			return
+		}
 		g := r.curMap.Load()
 		rc.dispatch.Store(g)
 		v.flushAll()

@@ -59,7 +59,7 @@ func newMachineOf(cfg config, p shape) *machine {
 		m.aRunning[c] = word(cpuNames[c] + "->running")
 		m.aHasWaiter[c] = word(cpuNames[c] + "->has_waiter")
 		m.aExitReq[c] = word(cpuNames[c] + "->exit_request")
-		if m.commits > 0 {
+		if m.commits > 0 && !cfg.uncached {
 			m.aDispatch[c] = word(cpuNames[c] + "->cpu_ases[0].memory_dispatch")
 		}
 		if m.rounds > 0 {

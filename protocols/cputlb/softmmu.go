@@ -95,6 +95,42 @@ const (
 	ioUnBQL               // io_readx: qemu_mutex_unlock_iothread
 )
 
+// dispatchWord is the word an MMIO fill and iotlb_to_section read for vCPU
+// t: the vCPU's cached cpu_ases[0].memory_dispatch, or, since
+// 2865bf1c5795 removed it, the address space's current map.
+func (m *machine) dispatchWord(t int) model.Addr {
+	if m.cfg.uncached {
+		return m.aMap
+	}
+	return m.aDispatch[t]
+}
+
+// dispatchRead names the read of dispatchWord in a label.
+func (m *machine) dispatchRead() string {
+	if m.cfg.uncached {
+		return "address_space_to_dispatch(cpu_ases[0].as): qatomic_rcu_read(&as->current_map)"
+	}
+	return "atomic_rcu_read(&cpu_ases[0].memory_dispatch)"
+}
+
+// dispatchNoun names what dispatchWord holds, in a message.
+func (m *machine) dispatchNoun() string {
+	if m.cfg.uncached {
+		return "dispatch"
+	}
+	return "memory_dispatch"
+}
+
+// incoherentCause says, in a dispatch-coherent violation, why the map
+// changed under the entry.
+func (m *machine) incoherentCause(name string) string {
+	if m.cfg.uncached {
+		return "the main loop has switched the map, and " + name + "'s TLB is flushed only by tcg_commit_cpu, which tcg_commit queues " +
+			"to run when " + name + " leaves cpu_exec; 2865bf1c5795 removed the cached dispatch that kept the old map until then"
+	}
+	return "tcg_commit stored the new dispatch before " + name + "'s tlb_flush ran; gitlab #1826, fixed by 0d58c660689f"
+}
+
 // stepMMIO is one guest MMIO read of page M by vCPU t. The entry of M
 // holds, in its iotlb, a section index into the dispatch it was filled
 // from (tlb_set_page_with_attrs -> address_space_translate_for_iotlb,
@@ -112,22 +148,33 @@ func (m *machine) stepMMIO(s *state, t int, x *model.Exec) bool {
 		// flushes; tlb_reset_dirty leaves MMIO entries alone): its
 		// lock-free read folds into the step that follows it.
 		if v.tlbM == 0 {
-			g := x.Load(s.mem, m.aDispatch[t])
+			g := x.Load(s.mem, m.dispatchWord(t))
 			if x.Labelling() {
-				x.Labelf("tlb_fill(%s): tlb_set_page_with_attrs: address_space_translate_for_iotlb: atomic_rcu_read(&cpu_ases[0].memory_dispatch) is generation %d", name, g)
+				x.Labelf("tlb_fill(%s): tlb_set_page_with_attrs: address_space_translate_for_iotlb: %s is generation %d", name, m.dispatchRead(), g)
 			}
 			v.reg = uint8(g)
 			v.sub = ioInstal
 			return false
 		}
-		g := x.Load(s.mem, m.aDispatch[t])
-		if x.Labelling() {
-			x.Labelf("io_readx(%s): TLB hit on M; iotlb_to_section: atomic_rcu_read(&cpu_ases[0].memory_dispatch) is generation %d", name, g)
+		filled := uint64(v.tlbM - 1)
+		if m.cfg.sectionInEntry {
+			// The section was resolved at the fill and kept in the full
+			// entry: the access reads the entry, which only its owner
+			// writes, and no dispatch.
+			x.Touch(tlbNames[t], false)
+			if x.Labelling() {
+				x.Labelf("io_readx(%s): TLB hit on M; the section recorded in the full TLB entry at the fill (generation %d)", name, filled)
+			}
+			v.sub = ioLock
+			return false
 		}
-		if filled := uint64(v.tlbM - 1); filled != g {
-			x.Fail(DispatchCoherent, "io_readx(%s): the TLB entry of M was filled from memory_dispatch generation %d, and iotlb_to_section "+
-				"resolves its section index in generation %d: a section of another memory map (tcg_commit stored the new dispatch "+
-				"before %s's tlb_flush ran; gitlab #1826, fixed by 0d58c660689f)", name, filled, g, name)
+		g := x.Load(s.mem, m.dispatchWord(t))
+		if x.Labelling() {
+			x.Labelf("io_readx(%s): TLB hit on M; iotlb_to_section: %s is generation %d", name, m.dispatchRead(), g)
+		}
+		if filled != g {
+			x.Fail(DispatchCoherent, "io_readx(%s): the TLB entry of M was filled from %s generation %d, and iotlb_to_section "+
+				"resolves its section index in generation %d: a section of another memory map (%s)", name, m.dispatchNoun(), filled, g, m.incoherentCause(name))
 		}
 		v.sub = ioLock
 	case ioInstal:

@@ -68,6 +68,8 @@ var defaultVerdicts = []struct {
 	{"sync-no-reset", explorer.Violation, DirtyTracking, 457312, 1210047, 52, false},
 	{"is-clean-unlocked", explorer.Violation, DirtyTracking, 3195972, 8732623, 84, false},
 	{"commit-direct", explorer.Violation, DispatchCoherent, 1101, 2682, 12, false},
+	{"master", explorer.Violation, DispatchCoherent, 206, 435, 7, false},
+	{"master-section-in-entry", explorer.OK, "", 4712662, 12919645, 0, true},
 	{"non-synced", explorer.Violation, NoStaleTranslation, 1221, 2910, 13, false},
 	{"synced-no-tb-end", explorer.Violation, NoStaleTranslation, 2080, 5063, 15, false},
 	{"no-kick", explorer.Violation, NoStaleTranslation, 56410, 147970, 34, false},

@@ -295,6 +295,13 @@ func (m *machine) runFunc(s *state, t int, x *model.Exec, prefix string) {
 			x.Labelf("%stlb_flush_by_mmuidx_async_work(%s): qemu_spin_lock(%s); flush every entry; qemu_spin_unlock", prefix, name, tlbLockNames[t])
 		}
 	case itemCommitCPU:
+		if m.cfg.uncached {
+			m.flushAll(s, t, x)
+			if x.Labelling() {
+				x.Labelf("%stcg_commit_cpu(%s): tlb_flush: tlb_flush_by_mmuidx_async_work: qemu_spin_lock(%s); flush every entry; qemu_spin_unlock", prefix, name, tlbLockNames[t])
+			}
+			return
+		}
 		g := x.Load(s.mem, m.aMap)
 		x.Store(s.mem, m.aDispatch[t], g)
 		m.flushAll(s, t, x)
