@@ -92,10 +92,15 @@
 // the seed's own g_assert(!exclusive_waiter) and g_assert(exclusive_ongoing),
 // qemu_mutex's own checks ("mutex"), deadlock, whose report names what
 // each thread sleeps on and whether its predicate already holds (a lost
-// wake-up), and two progress properties checked by bfs under weak
+// wake-up), and three progress properties checked by bfs under weak
 // fairness: start-exclusive-proceeds (A1-L1: a thread in start_exclusive
-// eventually returns from it) and cpu-exec-start-proceeds (A1-L2: a
-// thread in cpu_exec_start eventually enters cpu_exec). The spec (spec.go)
+// eventually returns from it), cpu-exec-start-proceeds (A1-L2: a
+// thread in cpu_exec_start eventually enters cpu_exec) and safe-work-runs
+// (A2-L2: a safe work item queued by async_safe_run_on_cpu eventually
+// runs; it is not judged in a state where a guest MMIO access holds the
+// BQL, because weak fairness would let such a guest starve every thread
+// that waits for the BQL, properties.go says why that gives nothing up).
+// The spec (spec.go)
 // checks histories of exclusive sections, stays in cpu_exec and
 // run_on_cpu calls against a generation counter.
 //
@@ -144,6 +149,8 @@
 //     > 1, without checking has_waiter: end-decrements-always.
 //   - V-A5: mutation: end_exclusive signals exclusive_resume instead of
 //     broadcasting it: end-signals-resume.
-//   - V-A6: mutation: the kick missing in start_exclusive (or in
-//     queue_work_on_cpu): no-kick.
+//   - V-A6: mutation: the kick missing in start_exclusive: no-kick; the
+//     kick missing in async_safe_run_on_cpu's queue_work_on_cpu:
+//     safe-work-no-kick, which only safe-work-runs catches (the vCPU runs
+//     TBs on with the item queued, and no thread waits for it).
 package exclusive

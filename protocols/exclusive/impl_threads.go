@@ -121,6 +121,7 @@ func (th *thr) cpuExec() {
 			}
 			if mmio == 0 {
 				w.e.Note("runs, touching RAM only")
+				th.tbRan()
 				continue
 			}
 			w.e.Note("makes an MMIO access")
@@ -128,6 +129,7 @@ func (th *thr) cpuExec() {
 			// cpu_exec: the other half of H2's AB-BA.
 			w.bql.Lock("io_writex: qemu_mutex_lock_iothread()")
 			w.bql.Unlock("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread()")
+			th.tbRan()
 		}
 	}
 }
@@ -146,6 +148,11 @@ func (th *thr) queueSafe(i int) {
 	}
 	w.cpuLock[c].Lock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", c, c))
 	w.enqueue(th.t, c, i)
+	if w.v.noSafeKick {
+		// safe-work-no-kick: no qemu_cpu_kick after the append.
+		w.cpuLock[c].Unlock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex) (no qemu_cpu_kick)", c, name, c))
+		return
+	}
 	w.cpuLock[c].Unlock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", c, name, c))
 	w.kick(c, fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: ", c))
 }
@@ -269,6 +276,7 @@ func (th *thr) safeWork(i int) {
 		w.obs.gen.Add(1)
 		th.endExclusive()
 	}
+	w.itemCompleted() // its section has ended
 }
 
 // ioThread is the main loop: with the BQL held it runs its script
@@ -294,6 +302,7 @@ func (th *thr) ioThread() {
 		}
 	}
 	w.bql.Unlock("main_loop: bql_unlock()")
+	w.prog.ioDone.Store(true)
 }
 
 // cpuListAdd is cpu_list_add of the CPU after the vCPUs: with seed 001's
@@ -356,6 +365,7 @@ func (th *thr) exclusiveIdle(fn string) string {
 // enqueue appends item i, queued by thread by, to CPU c's list, under the
 // list's lock.
 func (w *world) enqueue(by, c, i int) {
+	w.prog.queued[i].Store(true)
 	w.queue[c] = append(w.queue[c], i)
 	if by != c {
 		w.incoming[c]++
@@ -410,4 +420,5 @@ func (th *thr) rocReturn(i int) {
 		w.e.Failf(PropWorkOnce, "%s: run_on_cpu returns but %s's func ran %d times", th.name(), w.m.itemName(i), n)
 	}
 	w.e.Return(clientRunOnCPU+i, int(n))
+	w.itemCompleted()
 }

@@ -26,6 +26,10 @@ type flags struct {
 	// noKick is V-A6: start_exclusive counts a running vCPU without
 	// qemu_cpu_kick, so nothing makes it leave cpu_exec.
 	noKick bool
+	// noSafeKick is V-A6's other half: async_safe_run_on_cpu's
+	// queue_work_on_cpu appends the item without qemu_cpu_kick, so a vCPU
+	// running TBs never sees exit_request and a halted one never wakes.
+	noSafeKick bool
 	// noIdle is seed 001 (with the broadcast fix) without the
 	// exclusive_idle() the seed adds to cpu_list_add and cpu_list_remove;
 	// defined with hot-plug.
@@ -161,6 +165,10 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		Progress: []model.Progress{
 			{Name: PropStartExclusiveProceeds, Pending: m.inStartExclusive},
 			{Name: PropExecStartProceeds, Pending: m.inExecStart},
+			// Last: where a lasso also leaves safe work pending (a
+			// start_exclusive that never returns holds its item), the
+			// property that names the cause is reported first.
+			{Name: PropSafeWorkRuns, Pending: m.safeWorkPending},
 		},
 		Metrics: metricNames,
 		Spec:    spec,

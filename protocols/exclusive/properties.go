@@ -29,6 +29,13 @@ const (
 	// cpu_exec), whether it waits in exclusive_idle (upstream) or in
 	// cpu_exec_exclusive_locked (seed 001).
 	PropExecStartProceeds = "cpu-exec-start-proceeds"
+	// PropSafeWorkRuns is A2-L2, a progress property: a safe work item
+	// queued by async_safe_run_on_cpu eventually runs. It is pending from
+	// the item's append to its CPU's work list until its func runs inside
+	// the exclusive section: while it waits on the list, and once popped by
+	// process_queued_cpu_work while its vCPU drops the BQL and waits in
+	// start_exclusive.
+	PropSafeWorkRuns = "safe-work-runs"
 )
 
 // inStartExclusive: some thread is inside start_exclusive (both schemes'
@@ -55,6 +62,52 @@ func (m *machine) inExecStart(ms model.State) bool {
 			return true
 		case pc >= pcR1 && pc <= pcR2Woken:
 			if th.sp > 0 && th.stack[th.sp-1] == pcCXSRun {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// safeWorkPending: some safe work item has been queued and has not run
+// yet. It is on its CPU's work list, or its vCPU has popped it and is on
+// its way to the func: dropping the BQL (pcPSafeBQLUnlock), inside the
+// start_exclusive called for it (whose return pc, pcPSafeFunc, is on the
+// stack), or at the func itself. Nothing of this is new state: the
+// obligation is read off the work lists and the vCPU threads' pcs.
+//
+// One kind of state is not judged: a vCPU inside a guest MMIO access,
+// holding the BQL (io_writex, pcVMMIOUnlock). Once kicked, the item's
+// vCPU leaves cpu_exec and retakes the BQL (upstream) before it reaches
+// its work list, and weak fairness, the only fairness bfs assumes, lets a
+// vCPU whose guest loops over MMIO accesses take and release the BQL for
+// ever while that thread, enabled only between two of them, never gets
+// it. The real BQL does not starve a waiter for ever, and a guest that
+// makes MMIO accesses chooses to (the environment's choice per TB): every
+// such cycle has its twin with TBs that touch RAM only, which is judged.
+// What is given up is a non-progress cycle that needs an MMIO access in
+// every iteration, which is the BQL starvation itself.
+func (m *machine) safeWorkPending(ms model.State) bool {
+	s := ms.(*state)
+	for t := 0; t < m.nvcpus; t++ {
+		if s.th[t].pc == pcVMMIOUnlock {
+			return false
+		}
+	}
+	for c := 0; c < m.ncpus; c++ {
+		for k := 0; k < int(s.qlen[c]); k++ {
+			if m.safe(int(s.queue[c][k])) {
+				return true
+			}
+		}
+	}
+	for t := 0; t < m.nvcpus; t++ {
+		th := &s.th[t]
+		if th.pc == pcPSafeBQLUnlock || th.pc == pcPSafeFunc {
+			return true
+		}
+		for k := 0; k < int(th.sp); k++ {
+			if th.stack[k] == pcPSafeFunc {
 				return true
 			}
 		}

@@ -69,6 +69,10 @@ var variants = []struct {
 		Description: "start_exclusive counts a running vCPU (has_waiter, running_cpus++) without qemu_cpu_kick: the vCPU runs TBs on and start_exclusive waits for ever",
 		Source:      "mutation V-A6: the kick that makes a counted vCPU leave cpu_exec"},
 		flags{noKick: true}},
+	{model.Variant{Name: "safe-work-no-kick", Expect: PropSafeWorkRuns,
+		Description: "async_safe_run_on_cpu queues its item (queue_work_on_cpu) without qemu_cpu_kick: the target vCPU runs TBs on and the safe work never runs",
+		Source:      "mutation V-A6 on queue_work_on_cpu (cpus-common.c @d6ea4236): the kick after the append"},
+		flags{noSafeKick: true}},
 	{model.Variant{Name: "cpu-lock-no-idle", Expect: PropMutualExclusion,
 		// end_exclusive's walk reaching the CPU inserted during the
 		// section, when finish_safe_work has not run yet; and the

@@ -37,6 +37,7 @@ var kept = []struct {
 	{"no-smp-mb", "no-smp-mb", nil},
 	{"no-kick", "no-kick", model.Params{"mmio": 0}},
 	{"cpu-lock-no-idle", "cpu-lock-no-idle", nil},
+	{"safe-work-no-kick", "safe-work-no-kick", model.Params{"mmio": 0}},
 	// A finding: seed 001's hot-plug deadlocks with MMIO guests.
 	{"cpu-lock-broadcast-hotplug", "cpu-lock-broadcast", model.Params{"hotplug": 1}},
 }

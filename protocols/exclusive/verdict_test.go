@@ -32,6 +32,7 @@ var bfsWant = map[string]struct {
 	"no-smp-mb":             {property: PropMutualExclusion, steps: 34}, // always x86-TSO (tso_test.go)
 	"no-kick":               {property: PropStartExclusiveProceeds, steps: 38, cycle: 4},
 	"cpu-lock-no-idle":      {property: PropMutualExclusion, steps: 35},
+	"safe-work-no-kick":     {property: PropSafeWorkRuns, steps: 43, cycle: 6},
 }
 
 func explore(t *testing.T, variant string, params model.Params, opts explorer.Options) (model.Machine, *explorer.Result) {

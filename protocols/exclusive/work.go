@@ -72,6 +72,14 @@ func (r *run) queueStep() {
 			return
 		}
 		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
+		if r.m.v.noSafeKick {
+			// The mutation: no qemu_cpu_kick after the append.
+			if r.labelling() {
+				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex) (no qemu_cpu_kick)", c, r.m.itemName(i), c)
+			}
+			r.ret()
+			return
+		}
 		if r.labelling() {
 			r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", c, r.m.itemName(i), c)
 		}
