@@ -20,9 +20,9 @@ type config struct {
 	dirtyLocked    bool // RFC <20240220041922.373029-2-npiggin@gmail.com>: is_clean read under tlb.c.lock
 	commitDeferred bool // 0d58c660689f: tcg_commit queues tcg_commit_cpu, the vCPU switches its dispatch
 
-	// QEMU master and a candidate fix for it.
+	// QEMU since 10.1.
 	uncached       bool // 2865bf1c5795: no cpuas->memory_dispatch; tlb_fill and iotlb_to_section read the address space's current map, tcg_commit_cpu only flushes
-	sectionInEntry bool // candidate fix: tlb_set_page_full records the section in the full TLB entry, so the access does not look it up again
+	sectionInEntry bool // master: tlb_set_page_full keeps the section in the full TLB entry (full->section), so the access does not look it up again
 }
 
 // fixed is the environment with every later fix.
@@ -37,12 +37,14 @@ var (
 	syncedFixed = synced2020.fixed()
 	noBQLFixed  = noBQL2020.fixed()
 
-	// master is QEMU master: every vCPU's work items take the BQL (seed
-	// 000 was not merged), the dirty sync resets the TLBs, tcg_commit
-	// defers the flush to the vCPU, is_clean is still read before
-	// tlb.c.lock (the RFC was not merged) and, since 2865bf1c5795, no
-	// vCPU caches a dispatch.
-	master = config{synced: true, endTB: true, kickQueue: true, dirtyReset: true, commitDeferred: true, uncached: true}
+	// dispatchUncached is QEMU from 10.1 on: every vCPU's work items take
+	// the BQL (seed 000 was not merged), the dirty sync resets the TLBs,
+	// tcg_commit defers the flush to the vCPU, is_clean is still read
+	// before tlb.c.lock (the RFC was not merged) and, since 2865bf1c5795,
+	// no vCPU caches a dispatch. masterCfg also keeps the section in the
+	// full TLB entry.
+	dispatchUncached = config{synced: true, endTB: true, kickQueue: true, dirtyReset: true, commitDeferred: true, uncached: true}
+	masterCfg        = without(dispatchUncached, func(c *config) { c.sectionInEntry = true })
 )
 
 func without(c config, f func(*config)) config {
@@ -54,8 +56,11 @@ const (
 	fixesSource = "03bfc2188f (physmem: Fix migration dirty bitmap coherency with TCG memory access, 2024); " +
 		"RFC <20240220041922.373029-2-npiggin@gmail.com> (accel/tcg: Fix TCG TLB coherency race with physical dirty bit clearing, 2024, not merged); " +
 		"0d58c660689f (softmmu: Use async_run_on_cpu in tcg_commit, 2023)"
-	masterSource = "QEMU master at 02825d1e5577 (system/physmem.c: tcg_commit, tcg_commit_cpu, address_space_translate_for_iotlb); " +
-		"2865bf1c5795 (system/physmem: fix use-after-free with dispatch, QEMU 10.1, gitlab #3040)"
+	uncachedSource = "2865bf1c5795 (system/physmem: fix use-after-free with dispatch, QEMU 10.1, gitlab #3040): address_space_translate_for_iotlb and iotlb_to_section " +
+		"read address_space_to_dispatch(cpuas->as), tcg_commit_cpu only calls tlb_flush; qemu-devel \"Record AS in full tlb\" (December 2025)"
+	masterSource = "QEMU accel/tcg/cputlb.c at 0039e5fd2234 (tlb_set_page_full: full->section = section; io_prepare: section = full->section) " +
+		"and system/physmem.c at 02825d1e5577 (no iotlb_to_section; tcg_commit_cpu: tlb_flush); " +
+		"the section kept in the entry follows \"accel/tcg: Store section pointer in CPUTLBEntryFull\" <20250415081231.21186-2-jim.shu@sifive.com>"
 	eraSource = "QEMU accel/tcg/cputlb.c at 570ef3093b5e (v5.0, the base of seed 000), exec.c and include/exec/ram_addr.h of that era"
 )
 
@@ -94,16 +99,20 @@ var variants = []struct {
 		Description: "synced-no-bql-fixed without 0d58c660689f: tcg_commit stores the new memory_dispatch at once and only the flush is queued",
 		Source:      "0d58c660689f (softmmu: Use async_run_on_cpu in tcg_commit): gitlab #1826, #1834, #1846"},
 		without(noBQLFixed, func(c *config) { c.commitDeferred = false })},
-	{model.Variant{Name: "master", Expect: DispatchCoherent, AlsoViolates: []string{DirtyTracking},
-		Description: "QEMU master: synced-fixed without the unmerged RFC (is_clean read before tlb.c.lock) and without the cached dispatch that 2865bf1c5795 removed: " +
+	{model.Variant{Name: "dispatch-uncached", Expect: DispatchCoherent, AlsoViolates: []string{DirtyTracking},
+		Description: "QEMU 10.1 (2865bf1c5795) until the section was kept in the TLB entry: no cached cpuas->memory_dispatch; " +
 			"tlb_fill and iotlb_to_section read the address space's current map, and tcg_commit_cpu, queued on each vCPU, only flushes its TLB",
+		Source: uncachedSource},
+		dispatchUncached},
+	{model.Variant{Name: "master", Expect: DirtyTracking,
+		Description: "QEMU master: dispatch-uncached, with tlb_set_page_full keeping the section it resolved in the full TLB entry (full->section), " +
+			"which io_prepare uses, so no access resolves an index in another map; is_clean is still read before tlb.c.lock (the RFC was not merged)",
 		Source: masterSource},
-		master},
-	{model.Variant{Name: "master-section-in-entry", Expect: model.ExpectOK,
-		Description: "a candidate fix for master: tlb_set_page_full records the section it resolved in the full TLB entry and the MMIO access uses it, " +
-			"so no access resolves an index in a map other than the one its entry was filled from; with the RFC's is_clean under tlb.c.lock, whose race master also has",
-		Source: masterSource + "; the direction of \"accel/tcg: Store section pointer in CPUTLBEntryFull\" (Jim Shu) and of the qemu-devel thread \"Record AS in full tlb\" (2025)"},
-		config{synced: true, endTB: true, kickQueue: true, dirtyReset: true, dirtyLocked: true, commitDeferred: true, uncached: true, sectionInEntry: true}},
+		masterCfg},
+	{model.Variant{Name: "master-rfc", Expect: model.ExpectOK,
+		Description: "a fix for master: master with the RFC's is_clean read under tlb.c.lock in tlb_set_page_full and notdirty_write",
+		Source:      masterSource + "; RFC <20240220041922.373029-2-npiggin@gmail.com>"},
+		without(masterCfg, func(c *config) { c.dirtyLocked = true })},
 	{model.Variant{Name: "non-synced", Expect: NoStaleTranslation,
 		Description: "tlb_flush_page_by_mmuidx_all_cpus: remote jobs queued, own TLB flushed at once, the source continues (ppc tlbie before 2024, H9); fixed environment",
 		Source:      "82676f1fc4b1 target/ppc: Fix broadcast tlbie synchronisation"},
