@@ -61,6 +61,25 @@
 // pointer in the step that leaves the previous CPU (cpulock.go nextCPU);
 // QEMU's first cpu_exec, which returns at once, is skipped (vcpu.go).
 //
+// Sections started by an atomic instruction (step-atomic=N: the last N
+// vCPUs' guests each execute one atomic instruction that cannot run in
+// parallel). cpu_loop_exit_atomic makes cpu_exec return EXCP_ATOMIC; the
+// thread function (mttcg_cpu_thread_fn @017b2e73, and the per-CPU-lock
+// series' qemu_tcg_cpu_thread_fn, cota/qemu cpus.c @031cfd04, with
+// cpu->lock for the BQL) retakes its lock after cpu_exec_end, then drops
+// it and calls cpu_exec_step_atomic, which runs the one-instruction TB
+// between start_exclusive and end_exclusive (accel/tcg/cpu-exec.c
+// @886cc689, where start_exclusive comes before the TB lookup since the
+// fix for Launchpad bug 1863025), and retakes the lock. The instruction
+// may touch MMIO (an atomic access to an MMIO page is one way to get
+// there: atomic_mmu_lookup stops the world), taking the BQL inside the
+// section: the environment's choice, as for any TB. The cpu->running =
+// true / false that later upstream code sets around the TB are not
+// written: no thread reads cpu->running while the section is active
+// (vcpu.go, pcVAtomicTB). Model-only for now: the real implementation
+// refuses step-atomic >= 1 (it has no cpu_exec_step_atomic path yet), so
+// explorer/conform does not check this path against code.
+//
 // Spurious wake-ups: with spurious=1 (and always in if-not-while) every
 // thread may wake once from any qemu_cond_wait without being signalled, as
 // a step of its own, and then re-checks its predicate. Once per thread

@@ -71,6 +71,10 @@ type machine struct {
 	hotplug  bool
 	mmio     bool // a TB may make an MMIO access, which takes the BQL
 	spurious bool // every thread may wake spuriously once from a qemu_cond_wait
+	// atomic[t]: vCPU t's guest executes one atomic instruction that
+	// cannot run in parallel (cpu_exec_step_atomic); the last step-atomic
+	// vCPUs do.
+	atomic [maxVCPUs]bool
 	items    [maxItems]item
 	own      [maxVCPUs][]uint8 // the safe items each vCPU queues from its own TBs
 	ioScript []ioAction
@@ -116,6 +120,13 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		m.ncpus++
 	}
 	m.nitems = m.nsafe + m.nroc
+	if k := p["step-atomic"]; k > m.nvcpus {
+		return nil, fmt.Errorf("step-atomic=%d: more vCPUs executing an atomic instruction than vcpus=%d", k, m.nvcpus)
+	} else {
+		for t := m.nvcpus - k; t < m.nvcpus; t++ {
+			m.atomic[t] = true
+		}
+	}
 	if m.nitems > maxItems {
 		return nil, fmt.Errorf("safe-work + run-on-cpu = %d work items, at most %d", m.nitems, maxItems)
 	}

@@ -75,6 +75,25 @@ var matrix = []model.Config{
 			// process_queued_cpu_work after its guest halts.
 			"safe-work-no-kick": model.ExpectOK,
 		}},
+	{Params: model.Params{"step-atomic": 1},
+		Why: "vcpu2's guest executes an atomic instruction that needs a serial context: cpu_exec returns EXCP_ATOMIC and cpu_exec_step_atomic runs it inside its own exclusive section, beside vcpu0's safe work; the instruction may touch MMIO, taking the BQL inside the section",
+		Expect: map[string]string{
+			// The waiter left asleep on exclusive_resume is the second
+			// initiator, cpu_exec_step_atomic's start_exclusive.
+			"end-signals-resume": PropStartExclusiveProceeds,
+		}},
+	{Params: model.Params{"vcpus": 2, "step-atomic": 2},
+		Why: "both vCPUs' guests execute an atomic instruction: two cpu_exec_step_atomic sections and vcpu0's safe work contend",
+		Expect: map[string]string{
+			// Its lost wake-up needs three vCPUs.
+			"end-signals-resume": model.ExpectOK,
+			// vcpu0's atomic instruction takes it out of cpu_exec
+			// (EXCP_ATOMIC) after the TB that queued its safe work
+			// without a kick, and the next qemu_wait_io_event finds
+			// the item: the exit the kick should have caused happens
+			// anyway.
+			"safe-work-no-kick": model.ExpectOK,
+		}},
 	{Params: model.Params{"memory": 1},
 		Why: "x86-TSO store buffers: exit_request, pending_cpus, cpu->running and wi.done go through them"},
 }

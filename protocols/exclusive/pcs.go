@@ -26,7 +26,12 @@ const (
 	pcVMMIOLock   // io_writex: bql_lock
 	pcVMMIOUnlock // io_writex: dispatch, bql_unlock
 	pcVTBExclBody // cpu_exec: ptw_setl_slow's update inside start/end_exclusive (H6)
-	pcVRelock     // tcg_cpus_exec: retake the BQL / cpu->lock
+	// cpu_exec_step_atomic (step-atomic >= 1).
+	pcVAtomicExit   // cpu_tb_exec: cpu_loop_exit_atomic, cpu_exec returns EXCP_ATOMIC
+	pcVAtomicUnlock // thread_fn: EXCP_ATOMIC: drop the BQL / cpu->lock
+	pcVAtomicTB     // cpu_exec_step_atomic: the serial TB, inside start/end_exclusive
+	pcVAtomicRelock // thread_fn: retake the BQL / cpu->lock after cpu_exec_step_atomic
+	pcVRelock       // tcg_cpus_exec: retake the BQL / cpu->lock
 
 	// queue_work_on_cpu for async_safe_run_on_cpu, from a vCPU's TB or
 	// the I/O thread.
@@ -152,7 +157,9 @@ var pcNames = [numPCs]string{
 	pcVExecUnlock: "tcg_cpus_exec:unlock", pcVExec: "cpu_exec", pcVHI: "cpu_handle_interrupt",
 	pcVHIClear: "cpu_handle_interrupt:clear", pcVTB: "tb_find", pcVTBRun: "cpu_tb_exec", pcVWFI: "cpu_tb_exec:wfi", pcVMMIOLock: "io_writex:bql_lock",
 	pcVMMIOUnlock: "io_writex:bql_unlock", pcVTBExclBody: "cpu_exec:ptw_setl_slow",
-	pcVRelock: "tcg_cpus_exec:relock",
+	pcVRelock: "tcg_cpus_exec:relock", pcVAtomicExit: "cpu_tb_exec:exit_atomic",
+	pcVAtomicUnlock: "thread_fn:excp_atomic:unlock", pcVAtomicTB: "cpu_exec_step_atomic",
+	pcVAtomicRelock: "thread_fn:excp_atomic:relock",
 
 	pcQLock: "queue_work_on_cpu:lock", pcQAppend: "queue_work_on_cpu:append", pcQKick: "queue_work_on_cpu:kick",
 	pcQUnlock: "queue_work_on_cpu:unlock",

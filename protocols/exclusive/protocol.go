@@ -106,6 +106,8 @@ var Protocol = &model.Protocol{
 			Description: "1: a guest TB may make an MMIO access, which takes the BQL (the environment chooses per TB); 0: TBs touch RAM only"},
 		{Name: "spurious", Default: 0, Min: 0, Max: 1,
 			Description: "1: every thread may wake spuriously once from any qemu_cond_wait (if-not-while: always)"},
+		{Name: "step-atomic", Default: 0, Min: 0, Max: maxVCPUs,
+			Description: "vCPUs (the last ones) whose guest executes one atomic instruction that cannot run in parallel: cpu_exec returns EXCP_ATOMIC and the thread runs it in cpu_exec_step_atomic, inside start_exclusive/end_exclusive"},
 		{Name: "memory", Default: 0, Min: 0, Max: 1,
 			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO)"},
 	},

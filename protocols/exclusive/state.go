@@ -41,7 +41,10 @@ type thread struct {
 	// queued counts the safe work items this vCPU has queued from its TBs.
 	queued uint8
 	// flags: tHalted (cpu->halted, written and read only by the vCPU's own
-	// thread), tPtwDone (exclusive-from-exec's TB has run).
+	// thread), tPtwDone (exclusive-from-exec's TB has run), tAtomic (the
+	// vCPU is on cpu_exec_step_atomic's path: cpu_exec returned
+	// EXCP_ATOMIC, or the serial TB is running), tAtomicDone (its guest's
+	// one atomic instruction has been executed).
 	flags uint8
 	// depth is exclusive_context_count (upstream's nesting counter).
 	depth uint8
@@ -124,6 +127,8 @@ func (s *state) CopyFrom(src model.State) {
 const (
 	tHalted = 1 << iota
 	tPtwDone
+	tAtomic
+	tAtomicDone
 	tAll = 1<<iota - 1
 )
 

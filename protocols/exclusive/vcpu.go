@@ -172,6 +172,17 @@ func (r *run) vcpuStep() {
 		th.pc = pcVMMIOUnlock
 	case pcVMMIOUnlock:
 		r.unlock(&s.bql, "bql")
+		if th.flags&tAtomic != 0 {
+			// The serial TB of cpu_exec_step_atomic ends with this
+			// access; cpu->running = false as in pcVAtomicTB.
+			if up {
+				r.label("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread(); cpu_exec_step_atomic: cpu->running = false")
+			} else {
+				r.label("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread()")
+			}
+			r.callEndExclusive(pcVAtomicRelock)
+			return
+		}
 		r.label("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread()")
 		th.pc = pcVHI
 	case pcVWFI:
@@ -190,6 +201,73 @@ func (r *run) vcpuStep() {
 			r.label("mttcg_cpu_thread_fn: bql_lock() after tcg_cpus_exec")
 		} else if r.labelling() {
 			r.labelf("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t)
+		}
+		if th.flags&tAtomic != 0 {
+			th.pc = pcVAtomicUnlock // switch (r): case EXCP_ATOMIC
+			return
+		}
+		th.pc = pcVBottom
+
+	// cpu_exec_step_atomic (step-atomic): the guest's atomic instruction
+	// needs a serial context. mttcg_cpu_thread_fn @017b2e73: case
+	// EXCP_ATOMIC: bql_unlock(); cpu_exec_step_atomic(cpu); bql_lock();
+	// the per-CPU-lock series' qemu_tcg_cpu_thread_fn (cota/qemu cpus.c
+	// @031cfd04) drops and retakes cpu->lock instead.
+	case pcVAtomicExit:
+		th.flags |= tAtomic | tAtomicDone
+		r.label("cpu_tb_exec: the guest's atomic instruction cannot run in parallel: cpu_loop_exit_atomic(): cpu_exec returns EXCP_ATOMIC")
+		r.call(r.m.execEnd(), pcVRelock)
+	case pcVAtomicUnlock:
+		r.unlock(mu, mname)
+		if up {
+			r.label("mttcg_cpu_thread_fn: EXCP_ATOMIC: bql_unlock(); cpu_exec_step_atomic()")
+		} else if r.labelling() {
+			r.labelf("qemu_tcg_cpu_thread_fn: EXCP_ATOMIC: cpu_mutex_unlock(cpu%d); cpu_exec_step_atomic()", t)
+		}
+		r.callStartExclusive(pcVAtomicTB)
+	case pcVAtomicTB:
+		// Inside its own exclusive section: the lookup or generation of
+		// the one-instruction TB and its execution. Upstream also sets
+		// cpu->running = true after start_exclusive and false before
+		// end_exclusive; no other thread reads cpu->running while the
+		// section is active (start_exclusive reads it only once
+		// pending_cpus is back to 0, under qemu_cpu_list_lock, after this
+		// thread's end_exclusive), and the two stores leave it as it
+		// was, so they share this step and the word is not written. An
+		// atomic access to MMIO is what sends a vCPU here too
+		// (cputlb's atomic_mmu_lookup, TLB_MMIO: stop the world), and it
+		// takes the BQL in io_writex: the environment's choice, as for
+		// any TB.
+		s.gen++
+		mmio := 0
+		if r.m.mmio {
+			mmio = r.x.Choose(2)
+		}
+		run := "cpu_exec_step_atomic: "
+		if up {
+			run += "cpu->running = true; "
+		}
+		run += "cpu_tb_exec: the atomic instruction runs alone"
+		if mmio == 0 {
+			if up {
+				r.label(run + ", touching RAM only; cpu->running = false")
+			} else {
+				r.label(run + ", touching RAM only")
+			}
+			r.callEndExclusive(pcVAtomicRelock)
+			return
+		}
+		r.label(run + " and makes an MMIO access")
+		th.pc = pcVMMIOLock
+	case pcVAtomicRelock:
+		if !r.lock(mu, mname) {
+			return
+		}
+		th.flags &^= tAtomic
+		if up {
+			r.label("mttcg_cpu_thread_fn: bql_lock() after cpu_exec_step_atomic")
+		} else if r.labelling() {
+			r.labelf("qemu_tcg_cpu_thread_fn: cpu_mutex_lock(cpu%d) after cpu_exec_step_atomic", t)
 		}
 		th.pc = pcVBottom
 	}
@@ -234,6 +312,8 @@ func (r *run) vcpuDecide() {
 			th.item = r.m.own[t][th.queued]
 			th.queued++
 			r.call(pcQLock, pcVHI)
+		case r.m.atomic[t] && th.flags&tAtomicDone == 0:
+			th.pc = pcVAtomicExit
 		case r.m.tbs > 0 && int(th.round) >= r.m.tbs:
 			th.pc = pcVWFI
 		default:
