@@ -24,8 +24,12 @@ if [ -z "$check" ]; then
 	go build -o "$check" ./cmd/check
 fi
 rate() { # config workers-config -> states/s
+	# The whole output first: a pipe closed early (head -1) would end
+	# check with SIGPIPE and, under pipefail, the script.
+	local out
 	# shellcheck disable=SC2086
-	"$check" bench --json --config "$2" $1 | grep '"states_per_second"' | head -1 | tr -dc '0-9.\n'
+	out=$("$check" bench --json --config "$2" $1)
+	grep -m1 '"states_per_second"' <<<"$out" | tr -dc '0-9.\n'
 }
 for cfg in "$@"; do
 	ratios=() best1=0 best2=0
