@@ -34,6 +34,15 @@ func (m *machine) lockWait(s *state, t int, mu *model.Mutex) string {
 	return fmt.Sprintf("%s, held by %s (at %s)", what, m.threads[mu.Holder()], pcName(s.th[t].pc))
 }
 
+// createdCond names the condition variable that qemu_init_vcpu and
+// cpu_remove_sync wait on for the hot-plugged CPU's cpu->created.
+func (m *machine) createdCond() string {
+	if m.v.cpuLock {
+		return m.condNames[m.hotCPU()]
+	}
+	return "qemu_cpu_cond"
+}
+
 func holds(b bool) string {
 	if b {
 		return "already true: a lost wake-up"
@@ -74,6 +83,12 @@ func (m *machine) sleepsOn(s *state, t int) string {
 		}
 		return fmt.Sprintf("cpu%d->cond in %s for !cpu%d->exclusive_ongoing (%s)",
 			th.arg, fn, th.arg, holds(!s.exclusiveOngoing[th.arg]))
+	case pcHCWoken:
+		return fmt.Sprintf("%s in qemu_init_vcpu for cpu%d->created (%s)", m.createdCond(), m.hotCPU(),
+			holds(s.ctl[m.hotCPU()]&cCreated != 0))
+	case pcHXWoken:
+		return fmt.Sprintf("%s in cpu_remove_sync for !cpu%d->created (%s)", m.createdCond(), m.hotCPU(),
+			holds(s.ctl[m.hotCPU()]&cCreated == 0))
 	case pcRWoken:
 		return fmt.Sprintf("qemu_work_cond in run_on_cpu for %s.done (%s)",
 			m.itemName(int(th.item)), holds(s.mem.Peek(m.aDone[th.item]) != 0))

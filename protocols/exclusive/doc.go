@@ -80,6 +80,24 @@
 // refuses step-atomic >= 1 (it has no cpu_exec_step_atomic path yet), so
 // explorer/conform does not check this path against code.
 //
+// The hot-plugged CPU's own vCPU thread (hotplug-thread=1, with
+// hotplug=1): thread vcpuN for CPU N, the one after the vCPUs, and the
+// I/O thread comes after it. After cpu_list_add the I/O thread runs
+// qemu_init_vcpu (cpu->stopped = true, the thread created, wait for
+// cpu->created) and cpu_common_realizefn's cpu_resume (system/cpus.c
+// @05927e9d, hw/core/cpu-common.c @06b40d25); the thread (mttcg_cpu_thread_fn
+// @017b2e73) signals cpu->created, sleeps on halt_cond while stopped, and
+// once resumed runs the vCPU loop from cpu_exec_start: what seed 001's
+// exclusive_idle() in cpu_list_add protects. Before cpu_list_remove the
+// I/O thread runs cpu_remove_sync (stop, unplug, kick, join); the thread
+// stops in qemu_wait_io_event_common, leaves its loop and returns. Seed
+// 001's base does the same on cpu->lock and cpu->cond (cota/qemu cpus.c
+// @031cfd04: qemu_tcg_init_vcpu and cpu_remove_sync wait on cpu->cond for
+// cpu->created). hotplug.go has the steps. The run state this needs
+// (stop, stopped, unplug, created) is appended to the state encoding only
+// at these configurations. Model-only for now: the real implementation
+// refuses hotplug-thread=1.
+//
 // Spurious wake-ups: with spurious=1 (and always in if-not-while) every
 // thread may wake once from any qemu_cond_wait without being signalled, as
 // a step of its own, and then re-checks its predicate. Once per thread

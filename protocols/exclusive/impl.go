@@ -98,6 +98,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if p["step-atomic"] != 0 {
 		return nil, fmt.Errorf("exclusive: the real implementation has no cpu_exec_step_atomic yet: step-atomic=%d exists only in the model", p["step-atomic"])
 	}
+	if p["hotplug-thread"] != 0 {
+		return nil, fmt.Errorf("exclusive: the real implementation has no thread for the hot-plugged CPU yet: hotplug-thread=%d exists only in the model", p["hotplug-thread"])
+	}
 	supported := false
 	for _, v := range implVariants {
 		supported = supported || v == variant

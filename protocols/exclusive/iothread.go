@@ -93,6 +93,9 @@ func (r *run) ioStep() {
 		th.pc = pcHRIdle
 	case pcHRRemove:
 		r.remove("")
+	case pcHCCreate, pcHCUnlockBQL, pcHCLock, pcHCWait, pcHCWoken, pcHCRelockBQL, pcHCResumeLock, pcHCResume,
+		pcHCResumeUnlock, pcHXUnlockBQL, pcHXLock, pcHXStop, pcHXJoin, pcHXWoken, pcHXRelockBQL:
+		r.hotIOStep()
 
 	// upstream do_run_on_cpu, called with the BQL held
 	case pcRQLock:
@@ -231,7 +234,7 @@ func (r *run) insert(prefix string) {
 		r.call(r.m.execStart(), pcHPEnd)
 		return
 	}
-	th.pc = pcIONext
+	th.pc = r.afterListAdd()
 }
 
 // remove is the rest of cpu_list_remove under qemu_cpu_list_lock.
@@ -270,10 +273,17 @@ func (r *run) ioDecide() {
 				th.pc = pcRQLock
 			}
 		case ioHotRemove:
-			th.pc = pcHRLock
+			switch {
+			case !r.m.hotThread:
+				th.pc = pcHRLock
+			case r.m.v.cpuLock:
+				th.pc = pcHXUnlockBQL
+			default:
+				th.pc = pcHXStop
+			}
 		}
 	case pcHPEnd:
 		// finish_safe_work: cpu_exec_start(cpu); cpu_exec_end(cpu).
-		r.call(r.m.execEnd(), pcIONext)
+		r.call(r.m.execEnd(), r.afterListAdd())
 	}
 }

@@ -62,6 +62,16 @@ type machine struct {
 	v      flags
 	nvcpus int
 	ncpus  int // vCPUs, plus the hot-plugged CPU
+	// nvthreads: the vCPU threads, threads 0..nvthreads-1, thread c
+	// running CPU c: the vCPUs', and with hotplug-thread=1 the hot-plugged
+	// CPU's own (thread nvcpus).
+	nvthreads int
+	hotThread bool // hotplug-thread=1
+	pause     bool // pause=1: the I/O thread's vm_stop and vm_start
+	// extras: the run state (stop, stopped, unplug, created, runstate,
+	// qemu_cpu_cond, qemu_pause_cond) is part of the state, appended to
+	// the encoding (hotplug-thread=1, pause=1).
+	extras bool
 	// tbs is how many TBs each vCPU's guest runs before it halts; 0: it
 	// never halts.
 	tbs      int
@@ -74,7 +84,7 @@ type machine struct {
 	// atomic[t]: vCPU t's guest executes one atomic instruction that
 	// cannot run in parallel (cpu_exec_step_atomic); the last step-atomic
 	// vCPUs do.
-	atomic [maxVCPUs]bool
+	atomic   [maxVCPUs]bool
 	items    [maxItems]item
 	own      [maxVCPUs][]uint8 // the safe items each vCPU queues from its own TBs
 	ioScript []ioAction
@@ -114,10 +124,22 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 	m := &machine{v: v, nvcpus: p["vcpus"], tbs: p["tbs"], nsafe: p["safe-work"], nroc: p["run-on-cpu"],
 		// if-not-while, finish-safe-work, cpu-lock-no-idle and no-smp-mb
 		// fix these (model.Variant.Fixed): Instantiate has set them.
-		hotplug: p["hotplug"] == 1, mmio: p["mmio"] == 1, spurious: p["spurious"] == 1, tso: p["memory"] == 1}
+		hotplug: p["hotplug"] == 1, hotThread: p["hotplug-thread"] == 1, pause: false,
+		mmio: p["mmio"] == 1, spurious: p["spurious"] == 1, tso: p["memory"] == 1}
 	m.ncpus = m.nvcpus
 	if m.hotplug {
 		m.ncpus++
+	}
+	m.extras = m.hotThread || m.pause
+	m.nvthreads = m.nvcpus
+	if m.hotThread {
+		if !m.hotplug {
+			return nil, fmt.Errorf("hotplug-thread=1 is the hot-plugged CPU's thread: it needs hotplug=1")
+		}
+		if m.nvcpus >= maxVCPUs {
+			return nil, fmt.Errorf("hotplug-thread=1 adds the hot-plugged CPU's own thread: at most vcpus=%d", maxVCPUs-1)
+		}
+		m.nvthreads++
 	}
 	m.nitems = m.nsafe + m.nroc
 	if k := p["step-atomic"]; k > m.nvcpus {
@@ -133,7 +155,7 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 	if m.nsafe == 0 && !v.fromExec {
 		return nil, fmt.Errorf("safe-work=0 leaves no exclusive section to check")
 	}
-	for i := 0; i < m.nvcpus; i++ {
+	for i := 0; i < m.nvthreads; i++ {
 		m.threads = append(m.threads, fmt.Sprintf("vcpu%d", i))
 	}
 	m.io = len(m.threads)
@@ -185,6 +207,9 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		Spec:    spec,
 	}
 	m.keyMax = len(m.threads)*(11+maxStack) + 8 + m.ncpus*(6+maxItems) + m.nitems
+	if m.extras {
+		m.keyMax += 3 + m.ncpus
+	}
 	return m, nil
 }
 
@@ -269,7 +294,7 @@ func (m *machine) Init() model.State {
 	for c := 0; c < m.nvcpus; c++ {
 		s.inList[c] = true
 	}
-	for t := 0; t < m.nvcpus; t++ {
+	for t := 0; t < m.nvthreads; t++ {
 		s.th[t].pc = pcVStart
 		s.th[t].arg = uint8(t)
 	}
@@ -294,6 +319,15 @@ func (m *machine) Step(ms model.State, t int, x *model.Exec) {
 	s := ms.(*state)
 	if s.th[t].pc == pcDone || m.idle(s, t) {
 		x.Done()
+		return
+	}
+	if m.isHot(t) && s.ctl[t]&cStarted == 0 {
+		// The hot-plugged CPU's thread does not exist before
+		// qemu_init_vcpu creates it.
+		if x.Labelling() {
+			x.Label("its creation by qemu_init_vcpu, which comes after cpu_list_add")
+		}
+		x.Block()
 		return
 	}
 	r := run{m: m, s: s, t: t, th: &s.th[t], x: x}
@@ -321,5 +355,8 @@ func (m *machine) settle(s *state, t int) {
 // re-check cpu_thread_is_idle and sleep again, changing nothing any
 // property looks at, so it is not offered.
 func (m *machine) idle(s *state, t int) bool {
-	return t < m.nvcpus && s.th[t].pc == pcVHaltWoken && s.haltCond[t].Waiting(t) && s.qlen[t] == 0
+	return t < m.nvthreads && s.th[t].pc == pcVHaltWoken && s.haltCond[t].Waiting(t) && s.qlen[t] == 0
 }
+
+// isHot: thread t is the hot-plugged CPU's own vCPU thread (hotplug-thread=1).
+func (m *machine) isHot(t int) bool { return m.hotThread && t == m.nvcpus }

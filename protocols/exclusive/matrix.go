@@ -94,6 +94,29 @@ var matrix = []model.Config{
 			// anyway.
 			"safe-work-no-kick": model.ExpectOK,
 		}},
+	{Params: model.Params{"vcpus": 2, "hotplug": 1, "hotplug-thread": 1, "mmio": 0},
+		Why: "the hot-plugged CPU's own vCPU thread: created by qemu_init_vcpu after cpu_list_add, started by cpu_resume, entering cpu_exec_start while a section may run; stopped and joined by cpu_remove_sync before cpu_list_remove",
+		Expect: map[string]string{
+			// Its deadlock needs a vCPU that takes the BQL inside cpu_exec.
+			"bql-held": model.ExpectOK,
+		}},
+	{Params: model.Params{"vcpus": 2, "hotplug": 1, "hotplug-thread": 1},
+		Why: "the same with MMIO guests",
+		Expect: map[string]string{
+			// As with hotplug=1: seed 001's exclusive_idle() in
+			// cpu_list_add sleeps with the BQL held while start_exclusive
+			// waits for a vCPU whose TB waits for the BQL.
+			"cpu-lock-broadcast": model.Deadlock,
+		}},
+	{Params: model.Params{"vcpus": 2, "hotplug": 1, "hotplug-thread": 1, "safe-work": 2, "mmio": 0},
+		Why: "the hot-plugged CPU's thread across two sections, one queued by the I/O thread after it has resumed the new CPU",
+		Expect: map[string]string{
+			"bql-held": model.ExpectOK,
+			// Two vCPUs suffice here: the hot-plugged CPU's thread is the
+			// third sleeper on exclusive_resume, and the one left asleep
+			// is the second initiator.
+			"end-signals-resume": PropStartExclusiveProceeds,
+		}},
 	{Params: model.Params{"memory": 1},
 		Why: "x86-TSO store buffers: exit_request, pending_cpus, cpu->running and wi.done go through them"},
 }

@@ -31,7 +31,12 @@ const (
 	pcVAtomicUnlock // thread_fn: EXCP_ATOMIC: drop the BQL / cpu->lock
 	pcVAtomicTB     // cpu_exec_step_atomic: the serial TB, inside start/end_exclusive
 	pcVAtomicRelock // thread_fn: retake the BQL / cpu->lock after cpu_exec_step_atomic
-	pcVRelock       // tcg_cpus_exec: retake the BQL / cpu->lock
+	pcVStop         // qemu_wait_io_event_common: cpu->stop: qemu_cpu_stop (hotplug-thread=1, pause)
+	// The hot-plugged CPU's own vCPU thread (hotplug-thread=1): its start and end.
+	pcHVCreated    // cpu_thread_signal_created
+	pcHVDestroy    // tcg_cpus_destroy: cpu_thread_signal_destroyed
+	pcHVExitUnlock // the thread drops its lock and returns
+	pcVRelock      // tcg_cpus_exec: retake the BQL / cpu->lock
 
 	// queue_work_on_cpu for async_safe_run_on_cpu, from a vCPU's TB or
 	// the I/O thread.
@@ -134,6 +139,25 @@ const (
 	pcHRIdle
 	pcHRIdleWoken
 	pcHRRemove
+	// hotplug-thread=1: qemu_init_vcpu and cpu_resume after cpu_list_add,
+	// cpu_remove_sync before cpu_list_remove.
+	pcHCCreate
+	pcHCUnlockBQL // seed 001's branch: qemu_tcg_init_vcpu drops the BQL
+	pcHCLock      // seed 001's branch: cpu_mutex_lock
+	pcHCWait      // while (!cpu->created) qemu_cond_wait
+	pcHCWoken
+	pcHCUnlock    // seed 001's branch: cpu_mutex_unlock
+	pcHCRelockBQL // seed 001's branch: qemu_mutex_lock_iothread
+	pcHCResumeLock
+	pcHCResume
+	pcHCResumeUnlock
+	pcHXUnlockBQL // cpu_remove_sync
+	pcHXLock
+	pcHXStop
+	pcHXJoin // upstream: qemu_thread_join; seed 001's branch: while (cpu->created) wait
+	pcHXWoken
+	pcHXUnlock
+	pcHXRelockBQL
 	pcRQLock
 	pcRQAppend
 	pcRKick
@@ -159,7 +183,8 @@ var pcNames = [numPCs]string{
 	pcVMMIOUnlock: "io_writex:bql_unlock", pcVTBExclBody: "cpu_exec:ptw_setl_slow",
 	pcVRelock: "tcg_cpus_exec:relock", pcVAtomicExit: "cpu_tb_exec:exit_atomic",
 	pcVAtomicUnlock: "thread_fn:excp_atomic:unlock", pcVAtomicTB: "cpu_exec_step_atomic",
-	pcVAtomicRelock: "thread_fn:excp_atomic:relock",
+	pcVAtomicRelock: "thread_fn:excp_atomic:relock", pcVStop: "qemu_wait_io_event_common:stop",
+	pcHVCreated: "cpu_thread_signal_created", pcHVDestroy: "tcg_cpus_destroy", pcHVExitUnlock: "thread_fn:exit",
 
 	pcQLock: "queue_work_on_cpu:lock", pcQAppend: "queue_work_on_cpu:append", pcQKick: "queue_work_on_cpu:kick",
 	pcQUnlock: "queue_work_on_cpu:unlock",
@@ -202,6 +227,12 @@ var pcNames = [numPCs]string{
 	pcHPInsert: "cpu_list_add:insert", pcHPEnd: "finish_safe_work",
 	pcHRLock: "cpu_list_remove:lock", pcHRIdle: "cpu_list_remove:exclusive_idle",
 	pcHRIdleWoken: "cpu_list_remove:exclusive_idle:woken", pcHRRemove: "cpu_list_remove:remove",
+	pcHCCreate: "qemu_init_vcpu:create", pcHCUnlockBQL: "qemu_init_vcpu:bql_unlock", pcHCLock: "qemu_init_vcpu:lock",
+	pcHCWait: "qemu_init_vcpu:wait", pcHCWoken: "qemu_init_vcpu:woken", pcHCUnlock: "qemu_init_vcpu:unlock",
+	pcHCRelockBQL: "qemu_init_vcpu:bql_lock", pcHCResumeLock: "cpu_resume:lock", pcHCResume: "cpu_resume",
+	pcHCResumeUnlock: "cpu_resume:unlock", pcHXUnlockBQL: "cpu_remove_sync:bql_unlock", pcHXLock: "cpu_remove_sync:lock",
+	pcHXStop: "cpu_remove_sync:stop", pcHXJoin: "cpu_remove_sync:join", pcHXWoken: "cpu_remove_sync:woken",
+	pcHXUnlock: "cpu_remove_sync:unlock", pcHXRelockBQL: "cpu_remove_sync:bql_lock",
 	pcRQLock: "run_on_cpu:lock", pcRQAppend: "run_on_cpu:append", pcRKick: "run_on_cpu:kick",
 	pcRWait: "run_on_cpu:wait", pcRWoken: "run_on_cpu:woken", pcRCUnlockBQL: "run_on_cpu:bql_unlock",
 	pcRCLock: "run_on_cpu:lock", pcRCQueue: "run_on_cpu:queue", pcRCWait: "run_on_cpu:wait",

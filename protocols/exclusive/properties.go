@@ -89,7 +89,7 @@ func (m *machine) inExecStart(ms model.State) bool {
 // every iteration, which is the BQL starvation itself.
 func (m *machine) safeWorkPending(ms model.State) bool {
 	s := ms.(*state)
-	for t := 0; t < m.nvcpus; t++ {
+	for t := 0; t < m.nvthreads; t++ {
 		if s.th[t].pc == pcVMMIOUnlock {
 			return false
 		}
@@ -101,7 +101,7 @@ func (m *machine) safeWorkPending(ms model.State) bool {
 			}
 		}
 	}
-	for t := 0; t < m.nvcpus; t++ {
+	for t := 0; t < m.nvthreads; t++ {
 		th := &s.th[t]
 		if th.pc == pcPSafeBQLUnlock || th.pc == pcPSafeFunc {
 			return true
@@ -115,10 +115,25 @@ func (m *machine) safeWorkPending(ms model.State) bool {
 	return false
 }
 
+// runnerIn is runnerOf in state s: with hotplug-thread=1 the hot-plugged CPU is
+// in cpu_exec through the I/O thread's finish_safe_work (seed 001's base)
+// before its own thread exists.
+func (m *machine) runnerIn(s *state, c int) string {
+	// The I/O thread's finish_safe_work is in cpu_exec between its
+	// cpu_exec_start's return and its cpu_exec_end's first step, which
+	// returns to qemu_init_vcpu (afterListAdd).
+	if io := &s.th[m.io]; m.hotThread && c == m.hotCPU() && io.arg == uint8(c) &&
+		io.pc == m.execEnd() && io.sp > 0 && io.stack[io.sp-1] == pcHCCreate {
+		return m.threads[m.io]
+	}
+	return m.runnerOf(c)
+}
+
 // runnerOf names the thread that runs CPU c's code: its vCPU thread, or
-// the I/O thread for the CPU it hot-plugs.
+// the I/O thread for the CPU it hot-plugs (finish_safe_work), or with
+// hotplug-thread=1 that CPU's own thread.
 func (m *machine) runnerOf(c int) string {
-	if c < m.nvcpus {
+	if c < m.nvcpus || m.hotThread && c == m.hotCPU() {
 		return m.threads[c]
 	}
 	return m.threads[m.io]
@@ -133,7 +148,7 @@ func (m *machine) mutualExclusion(ms model.State) string {
 		for c := 0; c < m.ncpus; c++ {
 			if s.inExec[c] {
 				return fmt.Sprintf("cpu%d (%s) is inside cpu_exec while %s's exclusive section runs",
-					c, m.runnerOf(c), m.threads[t])
+					c, m.runnerIn(s, c), m.threads[t])
 			}
 		}
 	}

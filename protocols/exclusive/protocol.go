@@ -102,6 +102,8 @@ var Protocol = &model.Protocol{
 			Description: "run_on_cpu calls by the I/O thread, the k-th aimed at vcpu (vcpus-1-k) mod vcpus"},
 		{Name: "hotplug", Default: 0, Min: 0, Max: 1,
 			Description: "1: the I/O thread hot-plugs a CPU (cpu_list_add) before its work and unplugs it (cpu_list_remove) after (finish-safe-work and cpu-lock-no-idle: always)"},
+		{Name: "hotplug-thread", Default: 0, Min: 0, Max: 1,
+			Description: "1 (with hotplug=1): the hot-plugged CPU's own vCPU thread runs: created by qemu_init_vcpu after cpu_list_add, started by cpu_resume, beginning with cpu_exec_start; stopped and joined by cpu_remove_sync before cpu_list_remove"},
 		{Name: "mmio", Default: 1, Min: 0, Max: 1,
 			Description: "1: a guest TB may make an MMIO access, which takes the BQL (the environment chooses per TB); 0: TBs touch RAM only"},
 		{Name: "spurious", Default: 0, Min: 0, Max: 1,

@@ -97,6 +97,16 @@ type vars struct {
 	// (spurious=1), a bit each.
 	spurUsed uint8
 
+	// The run state of the CPUs (hotplug-thread=1, pause=1), under the BQL
+	// (upstream) or cpu->lock (seed 001's branch): ctl[c] is cpu->stop,
+	// cpu->stopped, cpu->unplug and cpu->created of CPU c, and whether
+	// its thread has been created (cStarted: qemu_thread_create); paused
+	// is the run state set by vm_stop (!runstate_is_running()).
+	ctl           [maxCPUs]uint8
+	paused        bool
+	qemuCPUCond   model.Cond // qemu_cpu_cond (upstream; seed 001's branch uses cpu->cond)
+	qemuPauseCond model.Cond // qemu_pause_cond (upstream)
+
 	// Observers (model bookkeeping, not QEMU state).
 	ran     [maxItems]uint8  // times each work item's func ran
 	inExec  [maxCPUs]bool    // between cpu_exec_start's return and cpu_exec_end's first step
@@ -130,6 +140,16 @@ const (
 	tAtomic
 	tAtomicDone
 	tAll = 1<<iota - 1
+)
+
+// The run state of a CPU (vars.ctl).
+const (
+	cStop = 1 << iota
+	cStopped
+	cUnplug
+	cCreated
+	cStarted
+	cAll = 1<<iota - 1
 )
 
 // CPU flags in the encoding.
@@ -223,13 +243,22 @@ func (s *state) AppendKey(b []byte) []byte {
 		i += 6 + uintptr(min(s.qlen[c], maxItems))
 	}
 	binary.LittleEndian.PutUint64(word(k, i), binary.LittleEndian.Uint64(s.ran[:]))
-	return b[:off+int(i)+m.nitems]
+	i += uintptr(m.nitems)
+	if m.extras {
+		// hotplug-thread=1 and pause=1 only, so that the other machines'
+		// encodings stay as they were.
+		e := (*[3 + maxCPUs]byte)(unsafe.Add(k, i))
+		e[0], e[1], e[2] = condByte(&s.qemuCPUCond), condByte(&s.qemuPauseCond), b2u(s.paused)
+		copy(e[3:], s.ctl[:])
+		i += 3 + uintptr(m.ncpus)
+	}
+	return b[:off+int(i)]
 }
 
 // keyRoom is the room AppendKey writes in and Decode reads from: the
 // longest encoding of the largest machine, without the memory, and a word
 // past it for the work-item counts, written as one word.
-const keyRoom = maxThreads*(11+maxStack) + 8 + maxCPUs*(6+maxItems) + maxItems + 8
+const keyRoom = maxThreads*(11+maxStack) + 8 + maxCPUs*(6+maxItems) + maxItems + 3 + maxCPUs + 8
 
 // word is the 8 bytes at k+i. The callers keep i+8 within keyRoom.
 func word(k unsafe.Pointer, i uintptr) []byte { return (*[8]byte)(unsafe.Add(k, i))[:] }
@@ -308,13 +337,34 @@ func (s *state) Decode(b []byte) error {
 		binary.LittleEndian.PutUint64(s.queue[c][:], firstBytes(w[6:], uint(q)))
 		i += 6 + uintptr(q)
 	}
-	switch end := int(i) + m.nitems; {
+	extra := 0
+	if m.extras {
+		extra = 3 + m.ncpus
+	}
+	switch end := int(i) + m.nitems + extra; {
 	case end > len(b):
 		return errTruncated
 	case end < len(b):
-		return fmt.Errorf("exclusive: %d bytes of work-item counts, want %d", len(b)-int(i), m.nitems)
+		return fmt.Errorf("exclusive: %d bytes of work-item counts and run state, want %d", len(b)-int(i), m.nitems+extra)
 	}
 	binary.LittleEndian.PutUint64(s.ran[:], firstBytes(word(k, i), uint(m.nitems)))
+	i += uintptr(m.nitems)
+	if m.extras {
+		e := (*[3 + maxCPUs]byte)(unsafe.Add(k, i))
+		if !(m.condFrom(e[0], &s.qemuCPUCond) && m.condFrom(e[1], &s.qemuPauseCond)) {
+			return errSync
+		}
+		if e[2] > 1 {
+			return fmt.Errorf("exclusive: run state %d", e[2])
+		}
+		s.paused = e[2] != 0
+		for c := 0; c < m.ncpus; c++ {
+			if e[3+c] > cAll {
+				return fmt.Errorf("exclusive: cpu%d: run state %#x", c, e[3+c])
+			}
+			s.ctl[c] = e[3+c]
+		}
+	}
 	return nil
 }
 
@@ -378,7 +428,7 @@ func (s *state) Vars() []model.Var {
 		add(name+".pc", "%s [%s]", pcName(th.pc), strings.Join(stack, " "))
 		add(name+".locals", "arg=%d iter=%d running_cpus=%d round=%d exclusive_context_count=%d item=%d queued=%d",
 			th.arg, th.iter, th.runningCPUs, th.round, th.depth, th.item, th.queued)
-		if t < m.nvcpus {
+		if t < m.nvthreads {
 			add(name+".halted", "%v", th.flags&tHalted != 0)
 		}
 		if m.spurious {
@@ -427,6 +477,16 @@ func (s *state) Vars() []model.Var {
 	}
 	add("work_ran", "[%s]", strings.Join(ran, " "))
 	add("generation", "%d", s.gen)
+	if m.extras {
+		add("qemu_cpu_cond", "%s", m.waiters(s.qemuCPUCond))
+		add("qemu_pause_cond", "%s", m.waiters(s.qemuPauseCond))
+		add("runstate", "%s", map[bool]string{false: "running", true: "paused"}[s.paused])
+		for c := 0; c < m.ncpus; c++ {
+			f := s.ctl[c]
+			add(fmt.Sprintf("cpu%d->run_state", c), "stop=%v stopped=%v unplug=%v created=%v",
+				f&cStop != 0, f&cStopped != 0, f&cUnplug != 0, f&cCreated != 0)
+		}
+	}
 	return out
 }
 

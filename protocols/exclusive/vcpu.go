@@ -91,7 +91,13 @@ func (r *run) vcpuStep() {
 		} else if r.labelling() {
 			r.labelf("qemu_tcg_cpu_thread_fn: cpu_mutex_lock(cpu%d)", t)
 		}
+		if r.m.isHot(t) {
+			th.pc = pcHVCreated
+			return
+		}
 		th.pc = pcVBottom
+	case pcHVCreated, pcHVDestroy, pcHVExitUnlock, pcVStop:
+		r.hotThreadStep()
 	case pcVBottom:
 		// qatomic_set_mb: the store, then a full barrier, so that the
 		// work list is read after exit_request is clear (A.2:
@@ -283,14 +289,31 @@ func (r *run) vcpuDecide() {
 		// read with the thread's lock held, which every thread that queues
 		// on another vCPU holds too (the BQL upstream, the I/O thread
 		// being the only one; cpu->lock in seed 001), and a vCPU queues on
-		// itself only from its own TBs: the read cannot race.
-		if th.flags&tHalted != 0 && r.s.qlen[t] == 0 {
+		// itself only from its own TBs: the read cannot race. With
+		// hotplug-thread=1 or pause=1 also: not idle while cpu->stop is set,
+		// idle while cpu->stopped or the VM is paused (cpu_is_stopped);
+		// these are written under the same lock.
+		ctl := r.s.ctl[t]
+		switch {
+		case ctl&cStop == 0 && r.s.qlen[t] == 0 && (th.flags&tHalted != 0 || ctl&cStopped != 0 || r.s.paused):
 			th.pc = pcVHalt
-		} else {
+		case ctl&cStop != 0:
+			th.pc = pcVStop // qemu_wait_io_event_common: qemu_cpu_stop
+		default:
 			r.call(pcPEntry, pcVTop)
 		}
 	case pcVTop:
-		th.pc = pcVExecUnlock
+		// The loop's condition and cpu_can_run (both read under the
+		// thread's lock): while (!cpu->unplug || cpu_can_run(cpu)) { if
+		// (cpu_can_run(cpu)) tcg_cpus_exec ... }.
+		switch {
+		case r.canRun(t):
+			th.pc = pcVExecUnlock
+		case r.s.ctl[t]&cUnplug != 0:
+			th.pc = pcHVDestroy
+		default:
+			th.pc = pcVBottom
+		}
 	case pcVExec:
 		// cpu_handle_halt: a halted vCPU's cpu_exec returns EXCP_HALTED
 		// before its first TB (cpu->halted is the thread's own).
