@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/explorer/conform"
 	"github.com/protocheck/protocheck/explorer/rt"
 	"github.com/protocheck/protocheck/model"
@@ -18,6 +19,14 @@ import (
 // or, with --controlled, under protocheck's scheduler, where every run is
 // reproducible and a failing schedule becomes a trace that replays on the
 // model and on the code.
+//
+// Code that never ends by itself (a guest that never halts) ends each run
+// once it has met every obligation (rt.Env.End), and a run cut before is
+// judged by progress: under the Go scheduler the watchdog reports the
+// obligation still owed; under control a run cut at max-steps is a
+// violation only if it has come back, on a fair cycle, to a state it was
+// in with a progress obligation pending (conform.FindLasso), since an
+// unfair strategy (pct) may simply have starved a goroutine.
 func (c *command) stress(args []string) (int, error) {
 	stdout := c.stdout
 	fs := c.newFlags("stress", "stress [flags] PROTOCOL/VARIANT [key=value ...]")
@@ -30,7 +39,7 @@ func (c *command) stress(args []string) (int, error) {
 	preemptions := fs.Int("preemptions", 2, "controlled dfs: preemption bound (-1: none)")
 	maxSteps := fs.Int("max-steps", 10000, "controlled: bound on steps per run")
 	timing := fs.Bool("timing", false, "show the wall-clock time on stdout (otherwise on stderr)")
-	watchdog := fs.Duration("watchdog", 10*time.Second, "real: a run that has not ended after this long is reported as a deadlock (a busy-wait that never ends; a deadlock in locks and condition variables is reported at once)")
+	watchdog := fs.Duration("watchdog", 10*time.Second, "real: a run that has not ended after this long is reported: as the progress obligation it still owes, for code that never ends by itself (exclusive with tbs=0 ends its runs once every obligation is met), otherwise as a deadlock (a busy-wait that never ends; a deadlock in locks and condition variables is reported at once)")
 	out := fs.String("out", "", "controlled: write the failing schedule as a trace (replays with check replay, and on the code with --impl)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -159,7 +168,8 @@ func (c *command) stressReal(t *conform.Target, seed int64, lim limits) (int, er
 func (c *command) stressControlled(t *conform.Target, s rt.Strategy, exhaustive bool, lim limits, maxSteps int, out string) (int, error) {
 	stdout := c.stdout
 	fmt.Fprintf(stdout, "%s  controlled scheduler, %s\n", describeTarget(t.Protocol.Name, t.Variant, t.Params), s)
-	n, bounded := 0, 0
+	n, bounded, ended := 0, 0, 0
+	firstCut := ""
 	exhausted := false
 	defer lim.printTime()
 	for ; lim.more(n); n++ {
@@ -178,8 +188,24 @@ func (c *command) stressControlled(t *conform.Target, s rt.Strategy, exhaustive 
 		if run.Err != nil {
 			return 0, run.Err
 		}
+		if run.Ended {
+			ended++
+		}
 		if run.BoundHit {
+			// A run cut at max-steps is no verdict by itself, but one
+			// that has come back, on a fair cycle, to a state it was in
+			// with a progress obligation pending can go on so for ever.
+			lasso, err := t.FindLasso(run)
+			if err != nil {
+				return 0, fmt.Errorf("run %d was cut at max-steps=%d and does not replay on the model: %w", n+1, maxSteps, err)
+			}
+			if lasso != nil {
+				return c.stressLasso(t, n, lasso, out)
+			}
 			bounded++
+			if firstCut == "" {
+				firstCut = fmt.Sprintf("run %d: %s", n+1, run.Bound)
+			}
 		}
 		if run.Violation == nil {
 			continue
@@ -214,11 +240,40 @@ func (c *command) stressControlled(t *conform.Target, s rt.Strategy, exhaustive 
 		}
 		how += fmt.Sprintf(" (bounded: %s stopped dfs before it had tried every schedule within its preemption bound)", limit)
 	}
+	if ended > 0 {
+		how += fmt.Sprintf(", %d ended by the code once every obligation was met (it does not end by itself)", ended)
+	}
 	if bounded > 0 {
 		how += fmt.Sprintf(", %d cut at max-steps=%d", bounded, maxSteps)
 	}
 	fmt.Fprintf(stdout, "%s: no violation\n", how)
+	if firstCut != "" {
+		// Not a verdict: a strategy that is not fair (pct keeps running
+		// the highest-priority goroutine) may starve a goroutine.
+		fmt.Fprintf(stdout, "first cut, %s\n", firstCut)
+	}
 	return ExitOK, nil
+}
+
+// stressLasso reports run n (from 0), which FindLasso showed can go on
+// for ever with a progress obligation pending, and writes it as a lasso
+// trace to out if asked. A lasso is written as found: the minimizer
+// shortens schedules that end in a violation, and a lasso's cycle must
+// stay a cycle.
+func (c *command) stressLasso(t *conform.Target, n int, l *conform.Lasso, out string) (int, error) {
+	fmt.Fprintf(c.stdout, "run %d: violation of %s after %d steps\n%s\n", n+1, l.Violation.Property, len(l.Schedule), l.Violation.Message)
+	if out == "" {
+		return ExitViolation, nil
+	}
+	tr, err := traces.RecordProgress(t.Protocol, t.Variant, t.Params, l.Schedule, l.Cycle, l.Violation, explorer.FairnessWeak)
+	if err != nil {
+		return 0, err
+	}
+	if err := traces.Save(out, tr); err != nil {
+		return 0, outputError("out", out, err)
+	}
+	fmt.Fprintf(c.stdout, "lasso of %d steps (its last %d repeat) written to %s (check replay %s)\n", len(l.Schedule), l.Cycle, out, out)
+	return ExitViolation, nil
 }
 
 // traceOfRun turns a failing run of the real code into a model trace. The

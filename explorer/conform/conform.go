@@ -169,7 +169,7 @@ func (t *Target) CheckRun(run *rt.Run) error {
 	if ex.Violation != nil && ex.ViolationStep < len(run.Schedule) {
 		return &Mismatch{Step: ex.ViolationStep, Expected: "violates " + ex.Violation.Property + " here", Actual: "goes on"}
 	}
-	if run.Violation == nil && !run.BoundHit && ex.Violation == nil && !ex.Terminal {
+	if run.Violation == nil && !run.BoundHit && !run.Ended && ex.Violation == nil && !ex.Terminal {
 		return &Mismatch{Step: len(run.Schedule) + 1, Expected: "can still step", Actual: "has every goroutine exited"}
 	}
 	switch mv, rv := ex.Violation, run.Violation; {
@@ -195,6 +195,115 @@ func (t *Target) CheckThreads(run *rt.Run) error {
 		}
 	}
 	return nil
+}
+
+// A Lasso is a run of the real code that can go on for ever with a
+// progress obligation pending: replayed on the model, which agrees with
+// the code at every step, the run comes back to a state it was in, the
+// obligation pending in every state between, and every thread that could
+// step all along that cycle steps in it (weak fairness, as the model's own
+// progress check assumes). Repeating the cycle is then a fair execution
+// of the model in which the obligation is never discharged, and the code
+// took every step of it once.
+type Lasso struct {
+	Violation *model.Violation
+	// Schedule is the run's schedule up to the end of the cycle; its last
+	// Cycle steps are the cycle.
+	Schedule []model.Choice
+	Cycle    int
+}
+
+// FindLasso looks for a Lasso in a run that did not end by itself (cut at
+// its step bound): the first point of the run that closes one, for the
+// first progress property of the model, in its declared order, that has
+// one. It returns nil when there is none: a run cut without such a cycle
+// shows nothing (a strategy like PCT may just have starved a goroutine).
+// The run must agree with the model (CheckRun); a disagreement is the
+// error.
+func (t *Target) FindLasso(run *rt.Run) (*Lasso, error) {
+	props := t.Machine.Properties().Progress
+	if len(props) == 0 || run.Violation != nil || run.Err != nil {
+		return nil, nil
+	}
+	threads := len(t.Machine.Threads())
+	if threads > 64 || len(props) > 64 {
+		return nil, fmt.Errorf("FindLasso handles at most 64 threads and 64 progress properties, the model has %d and %d", threads, len(props))
+	}
+	// The run is walked on the model without labels (a cut run is long,
+	// and most have no lasso), and each state is checked as it is reached,
+	// so that the first lasso ends the walk; CheckRun, which compares
+	// labels too, runs when the walk fails or finds a lasso.
+	st := explorer.NewStepper(t.Machine)
+	sched := run.Schedule
+	states := make([]model.State, 0, len(sched)+1)
+	// enabled[i]-1 is the set of threads that can step in state i, as a
+	// bit mask, computed when a candidate cycle first needs it.
+	var enabled []uint64
+	enabledAt := func(i int) uint64 {
+		if enabled[i] == 0 {
+			var set uint64
+			for _, c := range explorer.Enabled(t.Machine, states[i]) {
+				set |= 1 << uint(c.Thread)
+			}
+			enabled[i] = set + 1
+		}
+		return enabled[i] - 1
+	}
+	// seen[k] maps the key of each state of the current stretch of states
+	// where props[k] is pending to its last index: a cycle is pending
+	// throughout only if it lies inside one stretch.
+	seen := make([]map[string]int, len(props))
+	for k := range seen {
+		seen[k] = map[string]int{}
+	}
+	s := t.Machine.Init()
+	for j := 0; ; j++ {
+		states, enabled = append(states, s), append(enabled, 0)
+		key := string(s.AppendKey(nil))
+		for k, p := range props {
+			if !p.Pending(s) {
+				clear(seen[k])
+				continue
+			}
+			if i, ok := seen[k][key]; ok {
+				always, taken := ^uint64(0), uint64(0)
+				for x := i; x < j; x++ {
+					always &= enabledAt(x)
+					taken |= 1 << uint(sched[x].Thread)
+				}
+				// The thread test is necessary; CheckLasso also checks
+				// the alternatives drawn with ChooseFrom, and is the
+				// judge.
+				if always&^taken == 0 {
+					if _, err := explorer.CheckLasso(t.Machine, sched[:j], j-i, p.Name, explorer.FairnessWeak); err == nil {
+						// The lasso is the run up to here: code and model
+						// must agree on that much, labels included.
+						prefix := *run
+						prefix.Schedule, prefix.Steps = sched[:j], run.Steps[:j]
+						if err := t.CheckRun(&prefix); err != nil {
+							return nil, err
+						}
+						v := &model.Violation{Property: p.Name, Message: fmt.Sprintf("never discharged: %s forever with it pending throughout (the run, replayed on the model, is back after step %d in the state it was in after step %d; a fair cycle: every thread that could step throughout it steps in it)", explorer.Repeating(i+1, j), j, i)}
+						return &Lasso{Violation: v, Schedule: append([]model.Choice(nil), sched[:j]...), Cycle: j - i}, nil
+					}
+				}
+			}
+			seen[k][key] = j
+		}
+		if j == len(sched) {
+			return nil, nil
+		}
+		next, v, ok := st.Step(s, sched[j])
+		if !ok || v != nil {
+			// CheckRun names the disagreement; the walk and CheckRun
+			// judge steps alike, so it finds one.
+			if err := t.CheckRun(run); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("step %d: the model's unlabelled step disagrees with the code where its labelled replay does not", j+1)
+		}
+		s = next
+	}
 }
 
 // ModelViolations returns the properties that the model violates on

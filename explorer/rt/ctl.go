@@ -71,6 +71,8 @@ type ctl struct {
 	prev     int // thread of the previous step; -1 before the first
 	home     chan struct{}
 	aborting bool
+	ended    bool // End was called: the run is over after this step
+	env      *Env
 	enabled  []model.Choice
 	pt       Point
 }
@@ -253,6 +255,10 @@ func (c *ctl) decide() *Thread {
 	if r.Violation != nil || r.Err != nil {
 		return nil
 	}
+	if c.ended {
+		r.Ended = true
+		return nil
+	}
 	c.enabled = c.enabled[:0]
 	for _, t := range c.threads {
 		for a, n := 0, c.alts(t); a < n; a++ {
@@ -268,6 +274,18 @@ func (c *ctl) decide() *Thread {
 	if len(r.Schedule) >= c.maxSteps {
 		r.BoundHit = true
 		r.Bound = c.boundMessage()
+		if f := c.owes(); f != nil {
+			// The baton holder calls it: no goroutine of the code runs.
+			// It calls it as the controller, as if after the run, so that
+			// a Word it loads is read, not a step of its own.
+			cur := c.cur
+			c.cur = -1
+			v := f()
+			c.cur = cur
+			if v != nil {
+				r.Bound += fmt.Sprintf("; still owed: %s: %s", v.Property, v.Message)
+			}
+		}
 		return nil
 	}
 	p := &c.pt
@@ -541,6 +559,31 @@ func (c *ctl) choose(label string, n int) int {
 	}
 	t.pend = pending{kind: opChoose, label: label, n: n}
 	return c.point(t)
+}
+
+// owes is the function given to Env.OnCut, or nil.
+func (c *ctl) owes() func() *model.Violation {
+	if c.env == nil {
+		return nil
+	}
+	return c.env.owes
+}
+
+// end implements Env.End under control.
+func (c *ctl) end() {
+	if c.aborting {
+		return
+	}
+	if c.self() == nil {
+		c.setupMisuse("Env.End", "")
+		return
+	}
+	// A replay runs as long as its schedule: the schedule, not the code,
+	// says where a counterexample ends.
+	if _, replay := c.strategy.(*replayStrategy); replay {
+		return
+	}
+	c.ended = true
 }
 
 func (c *ctl) yield(label string) {

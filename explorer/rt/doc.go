@@ -76,7 +76,9 @@
 // once, inside the creator's step, up to its first primitive. Exiting is
 // not a step either.
 //
-// A run ends when every goroutine has exited; when goroutines remain and
+// A run ends when every goroutine has exited; when the code calls Env.End
+// (code that never ends by itself, such as a vCPU whose guest never
+// halts, ends a run once it has met every obligation: Run.Ended); when goroutines remain and
 // none is enabled (a deadlock: the Violation, with property
 // model.Deadlock, says who waits for what: `vcpu1 waits on cpu->cond
 // (Cond.Wait at "qemu_cond_wait: ...")`); at the end of the step in which
@@ -121,7 +123,10 @@
 // goroutines are unwound. The count is exact (the goroutine that
 // satisfies a wait uncounts it), so a run is never reported for being
 // slow. A busy-wait that never ends blocks in no primitive: WaitTimeout
-// adds a watchdog for it. A mutex waited for is handed over in FIFO
+// adds a watchdog for it, which reports what Env.OnCut says the run still
+// owes (a progress obligation), when the code gave it one. Env.End makes
+// every goroutine unwind at its next Yield, Choose or wait, and Wait
+// return without a violation. A mutex waited for is handed over in FIFO
 // order, and a Cond wakes its waiters in FIFO order, without spurious
 // wake-ups.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 
 	"github.com/protocheck/protocheck/model"
 )
@@ -42,7 +43,14 @@ type Env struct {
 	live      int                // goroutines started and not exited
 	blocked   int                // of those, the ones in an unsatisfied wait
 	waiting   bool               // Wait was called: every goroutine is started
-	aborted   bool               // a deadlock ended the run: waits unwind
+	aborted   bool               // a deadlock, the watchdog or End ended the run: waits unwind
+	// over is set once the run is over (End, a deadlock, the watchdog):
+	// Yield and Choose then unwind their goroutine, so that code that
+	// never blocks (a vCPU running TBs) stops too.
+	over atomic.Bool
+
+	// Both modes: what the run still owes (OnCut).
+	owes func() *model.Violation
 
 	// Both modes: the operation history (history.go).
 	hist history
@@ -153,8 +161,53 @@ func (t *Thread) Join(label string) {
 func (e *Env) Yield(label string) {
 	if c := e.c; c != nil {
 		c.yield(label)
+		return
+	}
+	if e.over.Load() {
+		panic(realAbort{})
 	}
 }
+
+// End ends a run that would not end by itself, once the code has shown
+// what it had to: a vCPU whose guest never halts runs TBs for ever, so
+// its code calls End when every queued work item and exclusive section
+// has completed and every vCPU has run on since. The run is then over
+// and complete, neither cut nor failed: the final check and the history
+// check follow as after a run whose goroutines all exited.
+//
+// Controlled: the run ends after the current step (Run.Ended) and its
+// goroutines are unwound; under Replay and ReplayExpect End does nothing,
+// since the schedule says where the run ends. Real: every goroutine unwinds at its next
+// Yield, Choose or blocking wait, and those already waiting are woken to
+// unwind, so code that calls End must reach one of them in every loop;
+// Wait then returns without a violation. End after a violation, a
+// deadlock or the watchdog changes nothing.
+func (e *Env) End() {
+	if c := e.c; c != nil {
+		c.end()
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.aborted {
+		return
+	}
+	e.unwindLocked()
+}
+
+// OnCut tells the runtime what the run still owes when it is cut before
+// its end: f returns the violation of the progress property still
+// pending (an exclusive section that has not begun, a work item that has
+// not run), or nil when nothing is. Real: WaitTimeout's watchdog reports
+// f's violation, prefixed with how long the run lasted, instead of "the
+// run has not ended": for code that never ends by itself (End), not
+// having ended is no fault, and what is overdue is the finding.
+// Controlled: a run cut at maxSteps names it in Run.Bound (a strategy
+// such as PCT may starve a goroutine, so a cut is not a verdict there).
+// f runs while the code's goroutines may still run (real mode): it must
+// only read, and only what is safe to read concurrently (atomics, or a
+// Word's Load, which under control is then a read, not a step).
+func (e *Env) OnCut(f func() *model.Violation) { e.owes = f }
 
 // Choose returns an environment choice in [0, n): does the host preempt
 // the vCPU, which page does the reclaimer pick. Controlled: a scheduling
@@ -168,6 +221,9 @@ func (e *Env) Choose(label string, n int) int {
 	if n < 1 {
 		e.realError(fmt.Errorf("rt: Choose(%q, %d): n must be at least 1", label, n))
 		return 0
+	}
+	if e.over.Load() {
+		panic(realAbort{})
 	}
 	e.mu.Lock()
 	v := e.rng.IntN(n)

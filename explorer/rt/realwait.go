@@ -36,7 +36,8 @@ import (
 //
 // A goroutine that spins on a word (a busy-wait) never blocks in a
 // primitive, so a run that hangs that way is only caught by the watchdog
-// of WaitTimeout; the spinning goroutine cannot be stopped, and is left
+// of WaitTimeout. The spinning goroutine unwinds at its next Yield or
+// Choose; one that spins on words alone cannot be stopped, and is left
 // running.
 
 // waitKind says what a waiter waits for, for the deadlock report.
@@ -67,11 +68,11 @@ func newWaiter(kind waitKind, obj, label string) *waiter {
 }
 
 // realAbort is the panic with which a waiting primitive unwinds its
-// goroutine once a deadlock (or the watchdog) ended the run.
+// goroutine once a deadlock, the watchdog or Env.End ended the run.
 type realAbort struct{}
 
 func (realAbort) String() string {
-	return "rt: the real run ended in a deadlock; this panic unwinds its goroutines"
+	return "rt: the real run is over (a deadlock, the watchdog or Env.End); this panic unwinds its goroutines"
 }
 
 // sleep blocks the calling goroutine until w is woken. It counts the
@@ -161,10 +162,17 @@ func (e *Env) checkDeadlockLocked() {
 // violation: the first one is kept) and wakes every counted waiter to
 // unwind.
 func (e *Env) abortLocked(msg string) {
-	e.aborted = true
 	if e.violation == nil {
 		e.violation = &model.Violation{Property: model.Deadlock, Message: msg}
 	}
+	e.unwindLocked()
+}
+
+// unwindLocked ends the run: every counted waiter is woken to unwind, and
+// every later wait unwinds at once.
+func (e *Env) unwindLocked() {
+	e.aborted = true
+	e.over.Store(true)
 	for _, t := range e.all {
 		if w := t.wait; w != nil {
 			w.abort = true
@@ -197,12 +205,14 @@ func (e *Env) describeLocked() string {
 }
 
 // WaitTimeout is Wait with a watchdog: if the goroutines have not all
-// exited after d, the run is reported as a model.Deadlock violation that
+// exited (or End has not been called) after d, the run is reported as
+// the violation OnCut's function gives, or, when there is none or it
+// finds nothing owed, as a model.Deadlock violation that
 // names every goroutine still there and what it waits for, or that it is
 // running (a busy-wait that never ends is not a wait in a primitive, so
-// only the watchdog sees it). The waiting goroutines unwind; one that
-// spins outside rt's primitives cannot be stopped and keeps running. d <=
-// 0 is Wait.
+// only the watchdog sees it). The waiting goroutines unwind, and the
+// running ones at their next Yield or Choose; one that spins on words
+// alone cannot be stopped and keeps running. d <= 0 is Wait.
 func (e *Env) WaitTimeout(d time.Duration) error {
 	if e.c != nil || d <= 0 {
 		return e.Wait()
@@ -217,9 +227,23 @@ func (e *Env) WaitTimeout(d time.Duration) error {
 	select {
 	case <-done:
 	case <-timer.C:
+		// What the code says it still owes is read before e.mu is
+		// taken: it reads the code's own atomics, and the code may be
+		// inside a primitive that holds e.mu.
+		var owed *model.Violation
+		if e.owes != nil {
+			owed = e.owes()
+		}
 		e.mu.Lock()
 		if !e.aborted && e.live > 0 {
-			e.abortLocked(fmt.Sprintf("the run has not ended after %s: %s", d, e.describeLocked()))
+			if owed != nil {
+				if e.violation == nil {
+					e.violation = &model.Violation{Property: owed.Property, Message: fmt.Sprintf("after %s, %s", d, owed.Message)}
+				}
+				e.unwindLocked()
+			} else {
+				e.abortLocked(fmt.Sprintf("the run has not ended after %s: %s", d, e.describeLocked()))
+			}
 		}
 		e.mu.Unlock()
 		// The waiters unwind at once; a spinning goroutine would not.

@@ -19,8 +19,9 @@ type Step struct {
 // describes how it ended: Violation (a property failed: a deadlock, a
 // Fail, a panic, a mutex misuse), Err (the run says nothing about the
 // code: a misuse of the API, a replay that does not fit, a strategy
-// error), BoundHit (cut by maxSteps, neither pass nor failure), or none
-// (every goroutine exited). A replay that both reproduces a violation and
+// error), BoundHit (cut by maxSteps, neither pass nor failure), Ended
+// (the code called Env.End: complete, as if every goroutine had exited),
+// or none (every goroutine exited). A replay that both reproduces a violation and
 // has choices left over sets Violation and Err.
 type Run struct {
 	// Strategy describes the strategy that scheduled the run.
@@ -37,6 +38,9 @@ type Run struct {
 	// probably happened.
 	BoundHit bool
 	Bound    string
+	// Ended: the code ended the run with Env.End after the last step; the
+	// goroutines still there were unwound (Parked).
+	Ended bool
 	// Parked counts the goroutines that had not exited when the run
 	// stopped and were unwound by the tear-down; Leaked counts those that
 	// did not exit even then (always 0 unless the runtime has a bug).
@@ -58,6 +62,9 @@ func (r *Run) Outcome() string {
 	}
 	if r.BoundHit {
 		parts = append(parts, "bound: "+r.Bound)
+	}
+	if len(parts) == 0 && r.Ended {
+		parts = append(parts, "ok: ended by the code (Env.End)")
 	}
 	if len(parts) == 0 {
 		parts = append(parts, fmt.Sprintf("ok: %d goroutines exited", len(r.Threads)))
@@ -139,6 +146,7 @@ func controlled(strategy Strategy, maxSteps int, body func(e *Env)) (r *Run, sta
 	c := &ctl{strategy: strategy, maxSteps: maxSteps, run: r, cur: -1, prev: -1, home: make(chan struct{}, 1)}
 	c.pt.c = c
 	e := &Env{c: c}
+	c.env = e
 	func() {
 		defer func() {
 			if p := recover(); p != nil {

@@ -52,9 +52,10 @@ package exclusive
 //   - rt has no "done while asleep": a vCPU that the model counts as done
 //     because it sleeps on halt_cond with nothing left to come takes the
 //     same step (the wait's release of its lock) and exits (vcpuThread).
-//   - A guest that never halts (tbs=0) runs for ever: the code then only
-//     runs under control, within a bound of steps or along a model trace;
-//     under the Go scheduler use tbs >= 1.
+//   - A guest that never halts (tbs=0) runs for ever: the vCPU that sees
+//     every work item completed and every vCPU gone on since ends the run
+//     with rt.Env.End, and a run cut before that is judged by the progress
+//     obligation it owes, not by having run long (impl_progress.go).
 
 import (
 	"fmt"
@@ -190,6 +191,8 @@ type world struct {
 	wokenBy []bool
 
 	obs observers
+
+	prog progress // tbs=0: when the run is complete (impl_progress.go)
 }
 
 // observers is the model's bookkeeping for the properties (state.go's
@@ -254,6 +257,7 @@ func newWorld(e *rt.Env, m *machine) *world {
 	w.obs.inExec = make([]atomic.Bool, n)
 	w.obs.active = make([]atomic.Bool, len(m.threads))
 	w.obs.ran = make([]atomic.Int32, m.nitems)
+	w.initProgress()
 	return w
 }
 

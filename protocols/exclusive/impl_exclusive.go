@@ -9,11 +9,14 @@ import "fmt"
 // Cond.WaitAs, labelled as the model labels it.
 
 func (th *thr) startExclusive() {
+	in := &th.w.prog.inStart[th.t]
+	in.Store(true)
 	if th.w.v.cpuLock {
 		th.startExclusiveCPULock()
-		return
+	} else {
+		th.startExclusiveUpstream()
 	}
-	th.startExclusiveUpstream()
+	in.Store(false)
 }
 
 func (th *thr) endExclusive() {
@@ -25,11 +28,14 @@ func (th *thr) endExclusive() {
 }
 
 func (th *thr) cpuExecStart(c int) {
+	in := &th.w.prog.inExecSt[c]
+	in.Store(true)
 	if th.w.v.cpuLock {
 		th.cpuExecStartCPULock(c)
-		return
+	} else {
+		th.cpuExecStartUpstream(c)
 	}
-	th.cpuExecStartUpstream(c)
+	in.Store(false)
 }
 
 func (th *thr) cpuExecEnd(c int) {

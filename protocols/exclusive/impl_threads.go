@@ -121,6 +121,7 @@ func (th *thr) cpuExec() {
 			}
 			if mmio == 0 {
 				w.e.Note("runs, touching RAM only")
+				th.tbRan()
 				continue
 			}
 			w.e.Note("makes an MMIO access")
@@ -128,6 +129,7 @@ func (th *thr) cpuExec() {
 			// cpu_exec: the other half of H2's AB-BA.
 			w.bql.Lock("io_writex: qemu_mutex_lock_iothread()")
 			w.bql.Unlock("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread()")
+			th.tbRan()
 		}
 	}
 }
@@ -274,6 +276,7 @@ func (th *thr) safeWork(i int) {
 		w.obs.gen.Add(1)
 		th.endExclusive()
 	}
+	w.itemCompleted() // its section has ended
 }
 
 // ioThread is the main loop: with the BQL held it runs its script
@@ -299,6 +302,7 @@ func (th *thr) ioThread() {
 		}
 	}
 	w.bql.Unlock("main_loop: bql_unlock()")
+	w.prog.ioDone.Store(true)
 }
 
 // cpuListAdd is cpu_list_add of the CPU after the vCPUs: with seed 001's
@@ -361,6 +365,7 @@ func (th *thr) exclusiveIdle(fn string) string {
 // enqueue appends item i, queued by thread by, to CPU c's list, under the
 // list's lock.
 func (w *world) enqueue(by, c, i int) {
+	w.prog.queued[i].Store(true)
 	w.queue[c] = append(w.queue[c], i)
 	if by != c {
 		w.incoming[c]++
@@ -415,4 +420,5 @@ func (th *thr) rocReturn(i int) {
 		w.e.Failf(PropWorkOnce, "%s: run_on_cpu returns but %s's func ran %d times", th.name(), w.m.itemName(i), n)
 	}
 	w.e.Return(clientRunOnCPU+i, int(n))
+	w.itemCompleted()
 }
