@@ -29,9 +29,10 @@ const (
 	cmCPU                 // the tcg_as_listener commit of vCPU idx (sub: cm*)
 	cmUnlock              // qemu_mutex_unlock_iothread
 	cmDone
+	cmCallRCU // with rcu: address_space_set_flatview's flatview_unref(old map): call_rcu(flatview_destroy)
 )
 
-var commitPCNames = [...]string{"bql_lock+set flatview", "tcg_commit", "bql_unlock", "done"}
+var commitPCNames = [...]string{"bql_lock+set flatview", "tcg_commit", "bql_unlock", "done", "call_rcu"}
 
 // Steps of one vCPU's tcg_commit (envThread.sub, at cmCPU).
 const (
@@ -60,6 +61,18 @@ func (m *machine) stepCommit(s *state, x *model.Exec) {
 		e.idx, e.sub = 0, cmQueue
 		if !m.cfg.commitDeferred {
 			e.sub = cmDispatch
+		}
+		e.pc = cmCPU
+		if m.rcu {
+			e.pc = cmCallRCU
+		}
+	case cmCallRCU:
+		// The old FlatView's last reference: its dispatch is freed by the
+		// call_rcu thread after a grace period (rcu.go).
+		s.cbQueued = true
+		x.Touch("rcu_call_queue", true)
+		if x.Labelling() {
+			x.Label("address_space_set_flatview: flatview_unref(old map): call_rcu(flatview_destroy); qemu_event_set(&rcu_call_ready_event)")
 		}
 		e.pc = cmCPU
 	case cmCPU:

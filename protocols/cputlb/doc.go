@@ -54,7 +54,17 @@
 //     then each vCPU's tcg_commit: the v5.0 code stores the new
 //     memory_dispatch and queues tlb_flush (async_run_on_cpu, _no_bql after
 //     the seed); since 0d58c660689f it queues tcg_commit_cpu, which
-//     switches the dispatch and flushes on the vCPU itself.
+//     switches the dispatch and flushes on the vCPU itself; since
+//     2865bf1c5795 (QEMU 10.1) there is no cached dispatch: tlb_fill and
+//     iotlb_to_section read the address space's current map and
+//     tcg_commit_cpu only flushes; in master, tlb_set_page_full keeps the
+//     section it resolved in the full TLB entry and io_prepare uses it.
+//   - With rcu=1 (rcu.go), the old map's lifetime: the vCPUs' RCU read
+//     sections around cpu_exec, call_rcu(flatview_destroy) when the map
+//     is switched, the call_rcu thread's synchronize_rcu and, with the
+//     BQL, address_space_dispatch_free; and a device interrupt pending on
+//     the first target, which cpu_exec delivers before it tests
+//     exit_request, reading the vector table through a TLB fill.
 //
 // Every vCPU starts with X_s->P cached, its work list drained, about to
 // enter cpu_exec; the first target has stored to D since the migration
@@ -67,7 +77,9 @@
 // exactly once and is freed, or marked done, exactly once), dirty-tracking
 // (the migration dirty bitmap covers every store since D was last sent),
 // dispatch-coherent (io_readx never resolves a section index against a
-// dispatch other than the one its entry was filled from), deadlock, one
+// dispatch other than the one its entry was filled from), dispatch-live
+// (with rcu=1: no access reads a dispatch, or a section of one, that the
+// call_rcu thread has freed), deadlock, one
 // progress property per source ("the source's next instruction
 // eventually runs", checked by bfs under weak fairness), and
 // linearizability against a register specification of each page's
@@ -76,10 +88,24 @@
 //
 // Variants: the code of the seed's era with and without the seed
 // (synced, synced-no-bql), the same with the later fixes of the foreign
-// paths (synced-fixed, synced-no-bql-fixed), the fixed code without each
-// fix (sync-no-reset, is-clean-unlocked, commit-direct), and the flush's
-// own bugs (non-synced, synced-no-tb-end, no-kick). The verification
-// matrix and the seed's claims are in matrix.go.
+// paths (synced-fixed, synced-no-bql-fixed: for the dispatch, QEMU 8.2 to
+// 10.0), the fixed code without each fix (sync-no-reset,
+// is-clean-unlocked, commit-direct), QEMU since 10.1 (dispatch-uncached,
+// until the section was kept in the entry; master) with two fixes for
+// master (master-rfc: the RFC alone; master-map-gen: the entry also keeps
+// its map's generation, and an access refills an entry of an older map
+// instead of using its section), and the flush's own bugs (non-synced,
+// synced-no-tb-end, no-kick). The verification matrix and the seed's
+// claims are in matrix.go.
+//
+// What the eras of the dispatch come to (docs/findings/qemu-dispatch.md
+// has the traces): v5.0 to 8.1 resolve an old entry's index in the new
+// map (gitlab #1826); 0d58c660689f's deferral closes that and, with
+// rcu=1, uses the freed dispatch through the cached pointer (gitlab
+// #3040, 17 steps); 2865bf1c5795 closes that and reopens the first
+// window (7 steps); master's full->section closes it again and, with
+// rcu=1, uses a freed section (22 steps) when a vCPU enters its read
+// section after the grace period began and before tcg_commit kicks it.
 //
 // Ids of the flush's bugs (the variants, the tests and protocols/exclusive
 // use them): H9, a broadcast invalidate through the non-synced
@@ -97,7 +123,12 @@
 // sync, in the main loop), CPU reset's tlb_flush (vCPUs paused), the victim
 // TLB and the jump cache, TLB resizing, spurious wake-ups (every wait
 // here re-tests its predicate in a loop), the non-TCG accelerators and weak
-// memory.
+// memory; the call_rcu thread's batching sleep (a heuristic, not a
+// synchronisation, so the model lets it take any time); commits started
+// by a vCPU's own MMIO write, the IOMMU notifier's tlb_flush, and
+// cpu_exec_step_atomic (which runs without a read section); and, in the
+// real implementation, rcu=1 (it refuses it: the lifetime is the model's
+// only, so far).
 //
 // Sources: seed 000_b36807347ebe5ed1 ("[PATCH v8 74/74] cputlb: queue async
 // flush jobs without the BQL", Emilio G. Cota); QEMU accel/tcg/cputlb.c at
@@ -111,7 +142,13 @@
 // <20240220041922.373029-2-npiggin@gmail.com>; 0d58c660689f6da1e3feff8a997014003d928b3b;
 // ba3186c4e473963ba83b5792f3d02d4ac0a76ba5 (the _synced API);
 // 4ddc104689b and 82676f1fc4b1511a5fe32256aaec885d200ffbf6 (target/ppc
-// tlbie fixes); QEMU cpu-common.c at
+// tlbie fixes); 2865bf1c579 (<20250724161142.2803091-1-pierrick.bouvier@linaro.org>,
+// gitlab #3040); QEMU accel/tcg/cputlb.c at 0039e5fd2234 and
+// system/physmem.c at 02825d1e5577 (master: full->section, no
+// iotlb_to_section); the qemu-devel thread "Record AS in full tlb"
+// (December 2025, <0d3b4338-2c31-4e42-8a8e-319f3ad4029f@linaro.org>);
+// util/rcu.c and system/memory.c (call_rcu, synchronize_rcu,
+// flatview_unref, flatview_destroy); QEMU cpu-common.c at
 // 18530e7c57dec3d82d02ed17038661e2005162c1 (the upstream exclusive
 // protocol and the work queues).
 package cputlb

@@ -31,7 +31,7 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 		if x.Labelling() {
 			x.Labelf("cpu_exec_start(%s): smp_mb; pending_cpus == 0, enter cpu_exec", name)
 		}
-		v.pc = pcExec
+		v.pc = m.execEntry()
 	case pcStartLock:
 		if listLockBusy(s, x) {
 			return
@@ -90,7 +90,7 @@ func (m *machine) stepExecStart(s *state, t int, x *model.Exec) {
 		if x.Labelling() {
 			x.Labelf("cpu_exec_start(%s): qemu_mutex_unlock(qemu_cpu_list_lock), enter cpu_exec", name)
 		}
-		v.pc = pcExec
+		v.pc = m.execEntry()
 	}
 }
 

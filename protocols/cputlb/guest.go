@@ -74,24 +74,33 @@ func (m *machine) flushName() string {
 func (m *machine) stepExec(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
 	name := cpuNames[t]
+	switch v.pc {
+	case pcRCULock, pcRCUUnlock, pcIRQInstall:
+		m.stepReadSection(s, t, x)
+		return
+	}
 	if v.pc == pcExec {
 		switch {
 		case v.halted:
+			// Only without rcu: with it, cpu_handle_halt returns before
+			// the read section (pcRCULock).
 			if x.Labelling() {
 				x.Labelf("cpu_exec(%s): cpu->halted, return EXCP_HALTED", name)
 			}
 			v.pc = pcEnd
+		case v.irq:
+			m.deliverIRQ(s, t, x)
 		case x.Load(s.mem, m.aExitReq[t]) != 0:
 			if x.Labelling() {
 				x.Labelf("cpu_exec(%s): exit_request set, leave cpu_exec", name)
 			}
-			v.pc = pcEnd
+			v.pc = m.execExit()
 		case m.programDone(t, v):
 			v.halted = true
 			if x.Labelling() {
 				x.Labelf("cpu_exec(%s): exit_request clear; the guest waits for an interrupt, cpu->halted = 1, EXCP_HLT", name)
 			}
-			v.pc = pcEnd
+			v.pc = m.execExit()
 		default:
 			if x.Labelling() {
 				x.Labelf("cpu_exec(%s): exit_request clear, run the next TB", name)
@@ -237,7 +246,7 @@ func (m *machine) stepSource(s *state, t int, x *model.Exec) {
 				x.Labelf("cpu_loop_exit(%s): the helper ends the TB, leave cpu_exec", cpuNames[t])
 			}
 			v.guest = gNext
-			v.pc = pcEnd
+			v.pc = m.execExit()
 			return
 		}
 		m.nextInstruction(s, t, x, "the TB goes on: ")

@@ -82,6 +82,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 		return nil, err
 	}
 	m := mm.(*machine)
+	if m.rcu {
+		return nil, fmt.Errorf("rcu=1 is explored on the model only: the real implementation has no call_rcu thread or read sections yet (use rcu=0)")
+	}
 	return func(e *rt.Env) func() *model.Violation {
 		r := newRun(e, m)
 		for c := 0; c < m.n; c++ {
@@ -383,19 +386,37 @@ func (v *vc) callControlled(p int) {
 // mmio is one guest MMIO read of page M (softmmu.go stepMMIO).
 func (v *vc) mmio() {
 	r, name, m := v.r, v.name, v.r.m
-	for v.tlbM == 0 {
-		r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: " + m.dispatchRead() + " is generation ")
-		g := uint8(v.dispatch())
-		r.e.Notef("%d", g)
-		r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
-		r.tlbLock(v.t)
-		v.tlbM = g + 1
-		r.tlbUnlock(v.t)
+	for stale := false; ; {
+		if v.tlbM == 0 || stale {
+			r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: " + m.dispatchRead() + " is generation ")
+			g := uint8(v.dispatch())
+			r.e.Notef("%d", g)
+			r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
+			r.tlbLock(v.t)
+			v.tlbM = g + 1
+			r.tlbUnlock(v.t)
+			stale = false
+			continue
+		}
+		if !m.cfg.mapGen {
+			break
+		}
+		filled := uint32(v.tlbM - 1)
+		r.e.Yield(fmt.Sprintf("io_readx(%s): TLB hit on M; io_prepare: full->map_gen %d ", name, filled))
+		if g := r.curMap.Load(); g != filled {
+			r.e.Notef("!= qatomic_rcu_read(&as->current_map)->gen %d: the entry is stale, fill it again", g)
+			stale = true
+			continue
+		}
+		r.e.Note("== qatomic_rcu_read(&as->current_map)->gen; section = full->section")
+		break
 	}
 	filled := uint32(v.tlbM - 1)
-	if m.cfg.sectionInEntry {
-		r.e.Yield(fmt.Sprintf("io_readx(%s): TLB hit on M; the section recorded in the full TLB entry at the fill (generation %d)", name, filled))
-	} else {
+	switch {
+	case m.cfg.mapGen:
+	case m.cfg.sectionInEntry:
+		r.e.Yield(fmt.Sprintf("io_readx(%s): TLB hit on M; io_prepare: section = full->section (kept at the fill, generation %d)", name, filled))
+	default:
 		r.e.Yield("io_readx(" + name + "): TLB hit on M; iotlb_to_section: " + m.dispatchRead() + " is generation ")
 		g := v.dispatch()
 		r.e.Notef("%d", g)

@@ -13,9 +13,11 @@ type machine struct {
 	accesses uint8
 	rounds   uint8 // migration rounds (0: no migration thread)
 	commits  uint8 // memory transactions committed by the main loop (0: no main-loop thread)
+	rcu      bool  // the old map is freed through RCU (rcu.go); needs a commit
 	envCPU   int   // the vCPU whose guest stores to D and reads M (the first target)
 	mig      int   // thread index of the migration thread, or -1
 	main     int   // thread index of the main loop, or -1
+	rcuT     int   // thread index of the call_rcu thread, or -1
 	threads  []string
 	mem      []string // names of the memory words
 	program  [maxCPUs][]op
@@ -37,7 +39,7 @@ type machine struct {
 
 func newMachineOf(cfg config, p shape) *machine {
 	m := &machine{cfg: cfg, n: p.cpus, sources: p.sources, accesses: uint8(p.accesses),
-		rounds: uint8(p.migration), commits: uint8(p.commit), envCPU: p.sources, mig: -1, main: -1}
+		rounds: uint8(p.migration), commits: uint8(p.commit), rcu: p.rcu == 1 && p.commit > 0, envCPU: p.sources, mig: -1, main: -1, rcuT: -1}
 	m.threads = append([]string(nil), cpuNames[:m.n]...)
 	if m.rounds > 0 {
 		m.mig = len(m.threads)
@@ -46,6 +48,10 @@ func newMachineOf(cfg config, p shape) *machine {
 	if m.commits > 0 {
 		m.main = len(m.threads)
 		m.threads = append(m.threads, "main-loop")
+	}
+	if m.rcu {
+		m.rcuT = len(m.threads)
+		m.threads = append(m.threads, "call_rcu")
 	}
 	word := func(name string) model.Addr {
 		m.mem = append(m.mem, name)
@@ -85,6 +91,9 @@ func newMachineOf(cfg config, p shape) *machine {
 	if m.rounds > 0 {
 		m.props.Invariants = append(m.props.Invariants, model.Invariant{Name: DirtyTracking, Check: m.dirtyTracking})
 	}
+	if m.rcu {
+		m.props.Assertions = append(m.props.Assertions, DispatchLive)
+	}
 	for s := 0; s < m.sources; s++ {
 		s := s
 		m.props.Progress = append(m.props.Progress, model.Progress{
@@ -108,7 +117,7 @@ func (m *machine) Properties() model.Properties { return m.props }
 // dropped TLB_NOTDIRTY); that target's TLB also holds M, filled under the
 // current dispatch (generation 0).
 func (m *machine) Init() model.State {
-	s := &state{n: uint8(m.n), hasMig: m.rounds > 0, hasMain: m.commits > 0, mem: model.NewMem(m.mem...)}
+	s := &state{n: uint8(m.n), hasMig: m.rounds > 0, hasMain: m.commits > 0, hasRCU: m.rcu, mem: model.NewMem(m.mem...)}
 	for p := 0; p < m.sources; p++ {
 		s.mem.Init(m.aPTE[p], 1)
 	}
@@ -123,6 +132,8 @@ func (m *machine) Init() model.State {
 	if m.commits > 0 {
 		s.cpu[m.envCPU].tlbM = 1
 	}
+	// With rcu, a device interrupt is pending on the first target (rcu.go).
+	s.cpu[m.envCPU].irq = m.rcu
 	return s
 }
 
@@ -139,11 +150,14 @@ func (m *machine) Step(st model.State, t int, x *model.Exec) {
 	case m.main:
 		m.stepCommit(s, x)
 		return
+	case m.rcuT:
+		m.stepRCU(s, x)
+		return
 	}
 	switch s.cpu[t].pc {
 	case pcStart, pcStartCheck, pcStartLock, pcStartWaiter, pcStartRelock, pcStartRewait, pcStartUnlock:
 		m.stepExecStart(s, t, x)
-	case pcExec, pcGuest:
+	case pcExec, pcGuest, pcRCULock, pcRCUUnlock, pcIRQInstall:
 		m.stepExec(s, t, x)
 	case pcEnd, pcEndCheck, pcEndLock, pcEndWaiter, pcEndSignal, pcEndUnlock:
 		m.stepExecEnd(s, t, x)

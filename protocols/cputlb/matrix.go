@@ -59,6 +59,12 @@ var matrix = []model.Config{
 			"sync-no-reset": model.ExpectOK, "is-clean-unlocked": model.ExpectOK, "commit-direct": model.ExpectOK,
 			"dispatch-uncached": model.ExpectOK, "master": model.ExpectOK,
 		}},
+	{Params: model.Params{"rcu": 1, "migration": 0},
+		Why:    "the main loop alone, its old map freed through RCU: read sections around cpu_exec, the call_rcu thread's grace period and free, an interrupt delivered before exit_request is tested",
+		Expect: rcuExpect},
+	{Params: model.Params{"rcu": 1},
+		Why:    "every path, the old map freed through RCU",
+		Expect: rcuExpect},
 	{Params: model.Params{"sources": 2, "cpus": 3, "migration": 0, "commit": 0},
 		Why: "two sources issuing synced flushes at once: each queues a flush on the other and safe work on itself, and their exclusive sections interleave",
 		// The variants that differ only on the foreign paths explore the
@@ -67,6 +73,19 @@ var matrix = []model.Config{
 		Expect: map[string]string{
 			"synced": model.ExpectOK, "synced-no-bql": model.ExpectOK,
 		}},
+}
+
+// rcuExpect: with the old map freed through RCU, every variant that keeps
+// a pointer into a dispatch across read sections uses it after the free:
+// the cached cpuas->memory_dispatch of 0d58c660689f to 10.0 (gitlab
+// #3040; the fixed code and the mutations of the flush built on it), and
+// master's full->section. The v5.0 code, which switches the cached
+// dispatch in tcg_commit itself, and dispatch-uncached, which reads the
+// current map, fail dispatch-coherent first and hold dispatch-live
+// (TestDispatchLiveEras).
+var rcuExpect = map[string]string{
+	"synced-fixed": DispatchLive, "synced-no-bql-fixed": DispatchLive, "sync-no-reset": DispatchLive, "is-clean-unlocked": DispatchLive,
+	"master": DispatchLive, "master-rfc": DispatchLive, "synced-no-tb-end": DispatchLive, "no-kick": DispatchLive,
 }
 
 // The seed's claim is that flush jobs no longer take the BQL (its

@@ -18,7 +18,7 @@ var runMatrix = flag.Bool("matrix", false, "explore the heavy configurations: th
 // they make each mechanism happen at least twice.
 func TestMatrixDeclared(t *testing.T) {
 	props := map[string]bool{model.ExpectOK: true, NoStaleTranslation: true, WorkOnce: true, DirtyTracking: true,
-		DispatchCoherent: true, model.Deadlock: true}
+		DispatchCoherent: true, DispatchLive: true, model.Deadlock: true}
 	seen := map[string]bool{}
 	for i, c := range append([]model.Config{{Why: "the default"}}, Protocol.Matrix...) {
 		p, err := Protocol.Resolve(c.Params)
@@ -60,8 +60,12 @@ func TestMatrixDeclared(t *testing.T) {
 		if p["migration"] >= 1 && p["commit"] == 0 || p["migration"] == 0 && p["commit"] >= 1 {
 			seen["one foreign path alone"] = true
 		}
+		if p["rcu"] == 1 {
+			seen["the old map freed through RCU"] = true
+		}
 	}
-	for _, mech := range []string{"two dirty syncs", "a tlb_reset_dirty beside a flush of every TLB", "two flushes of one TLB", "two sources", "two targets", "one foreign path alone"} {
+	for _, mech := range []string{"two dirty syncs", "a tlb_reset_dirty beside a flush of every TLB", "two flushes of one TLB", "two sources", "two targets",
+		"one foreign path alone", "the old map freed through RCU"} {
 		if !seen[mech] {
 			t.Errorf("no configuration with %s", mech)
 		}

@@ -61,6 +61,12 @@ const (
 	pcExclIdleRewait // start_exclusive's exclusive_idle: wait again
 	pcExclRewait     // SX7: qemu_cond_wait(exclusive_cond) again
 
+	// With rcu=1 (rcu.go): cpu_exec's read section, and the install of
+	// the vector table's entry while an interrupt is delivered.
+	pcRCULock    // cpu_exec: cpu_handle_halt, then RCU_READ_LOCK_GUARD's rcu_read_lock
+	pcRCUUnlock  // cpu_exec returns: rcu_read_unlock
+	pcIRQInstall // cpu_handle_interrupt: tlb_set_page of the vector table, then the delivery
+
 	numPCs
 )
 
@@ -78,6 +84,7 @@ var pcNames = [numPCs]string{
 	"end_exclusive(lock)", "end_exclusive(pending=0)", "end_exclusive(unlock)",
 	"cpu_exec_start(exclusive_idle wait again)", "start_exclusive(exclusive_idle wait again)",
 	"start_exclusive(wait exclusive_cond again)",
+	"cpu_exec(rcu_read_lock)", "cpu_exec(rcu_read_unlock)", "cpu_exec(deliver interrupt)",
 }
 
 func (p pc) String() string { return pcNames[p] }

@@ -13,6 +13,7 @@ const (
 	WorkOnce           = "work-once"
 	DirtyTracking      = "dirty-tracking"
 	DispatchCoherent   = "dispatch-coherent"
+	DispatchLive       = "dispatch-live"
 )
 
 // Metric indexes into the machine's Properties().Metrics.

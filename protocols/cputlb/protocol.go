@@ -23,6 +23,7 @@ type config struct {
 	// QEMU since 10.1.
 	uncached       bool // 2865bf1c5795: no cpuas->memory_dispatch; tlb_fill and iotlb_to_section read the address space's current map, tcg_commit_cpu only flushes
 	sectionInEntry bool // master: tlb_set_page_full keeps the section in the full TLB entry (full->section), so the access does not look it up again
+	mapGen         bool // a fix for master: the entry also keeps its map's generation, and io_prepare refills an entry of an older map instead of using its section
 }
 
 // fixed is the environment with every later fix.
@@ -113,6 +114,11 @@ var variants = []struct {
 		Description: "a fix for master: master with the RFC's is_clean read under tlb.c.lock in tlb_set_page_full and notdirty_write",
 		Source:      masterSource + "; RFC <20240220041922.373029-2-npiggin@gmail.com>"},
 		without(masterCfg, func(c *config) { c.dirtyLocked = true })},
+	{model.Variant{Name: "master-map-gen", Expect: model.ExpectOK,
+		Description: "a fix for master's use of a freed section: the full TLB entry also keeps the generation of the map it was filled from, and io_prepare, " +
+			"before it touches full->section, compares it with the current map's and fills the entry again if they differ; with the RFC",
+		Source: masterSource + "; the fix is this model's candidate (a generation, not a pointer, so a reused address cannot match); RFC <20240220041922.373029-2-npiggin@gmail.com>"},
+		without(masterCfg, func(c *config) { c.dirtyLocked, c.mapGen = true, true })},
 	{model.Variant{Name: "non-synced", Expect: NoStaleTranslation,
 		Description: "tlb_flush_page_by_mmuidx_all_cpus: remote jobs queued, own TLB flushed at once, the source continues (ppc tlbie before 2024, H9); fixed environment",
 		Source:      "82676f1fc4b1 target/ppc: Fix broadcast tlbie synchronisation"},
@@ -144,6 +150,9 @@ var Protocol = &model.Protocol{
 			Description: "dirty-bitmap syncs (and sends of D) by the migration thread, which resets TLBs from another thread and waits with run_on_cpu; 0: no migration thread"},
 		{Name: "commit", Default: 1, Min: 0, Max: 1,
 			Description: "memory transactions committed by the main loop (tcg_commit: tlb_flush of every vCPU); 0: no main-loop thread"},
+		{Name: "rcu", Default: 0, Min: 0, Max: 1,
+			Description: "1: the committed transaction's old map is freed through RCU (the vCPUs' read sections around cpu_exec, the call_rcu thread's grace period and address_space_dispatch_free), " +
+				"and a device interrupt pending on the first target is delivered before cpu_exec tests exit_request, reading its vector table through a TLB fill; needs commit=1"},
 	},
 	New:    newMachine,
 	Matrix: matrix,
@@ -160,7 +169,7 @@ func variantList() []model.Variant {
 
 // shape is the size of an instance.
 type shape struct {
-	cpus, accesses, sources, migration, commit int
+	cpus, accesses, sources, migration, commit, rcu int
 }
 
 func newMachine(variant string, p model.Params) (model.Machine, error) {
@@ -168,10 +177,16 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 		if v.Name != variant {
 			continue
 		}
-		sh := shape{cpus: p["cpus"], accesses: p["accesses"], sources: p["sources"], migration: p["migration"], commit: p["commit"]}
+		sh := shape{cpus: p["cpus"], accesses: p["accesses"], sources: p["sources"], migration: p["migration"], commit: p["commit"], rcu: p["rcu"]}
 		if sh.cpus < 2 || sh.cpus > maxCPUs || sh.accesses < 1 || sh.accesses > 3 || sh.sources < 1 || sh.sources > maxSources ||
 			sh.migration < 0 || sh.migration > 2 || sh.commit < 0 || sh.commit > 1 {
 			return nil, fmt.Errorf("cpus=%d accesses=%d sources=%d migration=%d commit=%d out of range", sh.cpus, sh.accesses, sh.sources, sh.migration, sh.commit)
+		}
+		if sh.rcu < 0 || sh.rcu > 1 {
+			return nil, fmt.Errorf("rcu=%d out of range: 0 or 1", sh.rcu)
+		}
+		if sh.rcu == 1 && sh.commit == 0 {
+			return nil, fmt.Errorf("rcu=1 needs commit=1: only a committed transaction gives the call_rcu thread a map to free")
 		}
 		if sh.sources >= sh.cpus {
 			return nil, fmt.Errorf("sources=%d needs cpus > %d: a target vCPU runs the guest code that uses the pages", sh.sources, sh.sources)

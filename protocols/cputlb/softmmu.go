@@ -93,6 +93,7 @@ const (
 	ioInstal              // tlb_set_page: under tlb.c.lock, install M (generation in reg)
 	ioLock                // io_readx: qemu_mutex_lock_iothread; memory_region_dispatch_read
 	ioUnBQL               // io_readx: qemu_mutex_unlock_iothread
+	ioRefill              // map-gen fix: the entry is stale, tlb_fill again
 )
 
 // dispatchWord is the word an MMIO fill and iotlb_to_section read for vCPU
@@ -131,6 +132,20 @@ func (m *machine) incoherentCause(name string) string {
 	return "tcg_commit stored the new dispatch before " + name + "'s tlb_flush ran; gitlab #1826, fixed by 0d58c660689f"
 }
 
+// fillM is tlb_fill's resolution of M on vCPU t: the dispatch read; the
+// install under tlb.c.lock is the next step (ioInstal).
+func (m *machine) fillM(s *state, t int, x *model.Exec) {
+	v := &s.cpu[t]
+	name := cpuNames[t]
+	g := x.Load(s.mem, m.dispatchWord(t))
+	if x.Labelling() {
+		x.Labelf("tlb_fill(%s): tlb_set_page_with_attrs: address_space_translate_for_iotlb: %s is generation %d", name, m.dispatchRead(), g)
+	}
+	m.dispatchLive(s, t, g, x, readFillM)
+	v.reg = uint8(g)
+	v.sub = ioInstal
+}
+
 // stepMMIO is one guest MMIO read of page M by vCPU t. The entry of M
 // holds, in its iotlb, a section index into the dispatch it was filled
 // from (tlb_set_page_with_attrs -> address_space_translate_for_iotlb,
@@ -148,23 +163,39 @@ func (m *machine) stepMMIO(s *state, t int, x *model.Exec) bool {
 		// flushes; tlb_reset_dirty leaves MMIO entries alone): its
 		// lock-free read folds into the step that follows it.
 		if v.tlbM == 0 {
-			g := x.Load(s.mem, m.dispatchWord(t))
-			if x.Labelling() {
-				x.Labelf("tlb_fill(%s): tlb_set_page_with_attrs: address_space_translate_for_iotlb: %s is generation %d", name, m.dispatchRead(), g)
-			}
-			v.reg = uint8(g)
-			v.sub = ioInstal
+			m.fillM(s, t, x)
 			return false
 		}
 		filled := uint64(v.tlbM - 1)
+		if m.cfg.mapGen {
+			// The fix's check: the entry keeps the generation of the map
+			// it was filled from, and the access compares it with the
+			// current map's (read in this read section, so live) before
+			// it touches full->section.
+			g := x.Load(s.mem, m.aMap)
+			if g != filled {
+				if x.Labelling() {
+					x.Labelf("io_readx(%s): TLB hit on M; io_prepare: full->map_gen %d != qatomic_rcu_read(&as->current_map)->gen %d: the entry is stale, fill it again", name, filled, g)
+				}
+				v.sub = ioRefill
+				return false
+			}
+			if x.Labelling() {
+				x.Labelf("io_readx(%s): TLB hit on M; io_prepare: full->map_gen %d == qatomic_rcu_read(&as->current_map)->gen; section = full->section", name, filled)
+			}
+			m.dispatchLive(s, t, filled, x, readSection)
+			v.sub = ioLock
+			return false
+		}
 		if m.cfg.sectionInEntry {
 			// The section was resolved at the fill and kept in the full
 			// entry: the access reads the entry, which only its owner
 			// writes, and no dispatch.
 			x.Touch(tlbNames[t], false)
 			if x.Labelling() {
-				x.Labelf("io_readx(%s): TLB hit on M; the section recorded in the full TLB entry at the fill (generation %d)", name, filled)
+				x.Labelf("io_readx(%s): TLB hit on M; io_prepare: section = full->section (kept at the fill, generation %d)", name, filled)
 			}
+			m.dispatchLive(s, t, filled, x, readSection)
 			v.sub = ioLock
 			return false
 		}
@@ -172,11 +203,14 @@ func (m *machine) stepMMIO(s *state, t int, x *model.Exec) bool {
 		if x.Labelling() {
 			x.Labelf("io_readx(%s): TLB hit on M; iotlb_to_section: %s is generation %d", name, m.dispatchRead(), g)
 		}
+		m.dispatchLive(s, t, g, x, readIotlb)
 		if filled != g {
 			x.Fail(DispatchCoherent, "io_readx(%s): the TLB entry of M was filled from %s generation %d, and iotlb_to_section "+
 				"resolves its section index in generation %d: a section of another memory map (%s)", name, m.dispatchNoun(), filled, g, m.incoherentCause(name))
 		}
 		v.sub = ioLock
+	case ioRefill:
+		m.fillM(s, t, x)
 	case ioInstal:
 		m.tlbLocked(x)
 		x.Touch(tlbNames[t], true)

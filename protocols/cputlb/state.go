@@ -142,6 +142,10 @@ type vcpu struct {
 	tlbD   uint8 // the TLB entry of D: tlbNone, tlbNotDirty, tlbWritable
 	tlbM   uint8 // the TLB entry of M: 0 none, 1+g filled under dispatch generation g
 
+	// With rcu (rcu.go): inside cpu_exec's read section; a reader the
+	// running grace period waits for; a device interrupt pending.
+	inRCU, gpWait, irq bool
+
 	posted uint8 // observer: work items queued on this vCPU
 	ran    uint8 // observer: work items whose func ran
 	freed  uint8 // observer: g_free(wi), or wi->done set for a run_on_cpu item
@@ -164,11 +168,18 @@ type state struct {
 	n       uint8 // vCPUs of the instance (the machine's; not encoded)
 	hasMig  bool  // the instance has a migration thread (not encoded)
 	hasMain bool  // the instance has a main-loop thread (not encoded)
+	hasRCU  bool  // the instance has a call_rcu thread (not encoded)
 
 	mem  model.Mem
 	cpu  [maxCPUs]vcpu
 	mig  envThread
 	main envThread
+
+	// The call_rcu thread (rcu.go): where it is, whether the commit's
+	// callback is queued, whether it freed the old map's dispatch.
+	rcuPC    uint8
+	cbQueued bool
+	freed    bool
 
 	listLock   model.Mutex // qemu_cpu_list_lock
 	bql        model.Mutex
@@ -229,14 +240,14 @@ func (s *state) AppendKey(b []byte) []byte {
 		v := &s.cpu[c]
 		b = append(b, byte(v.pc), v.guest, v.sub, v.reg, v.idx|v.count<<4, byte(v.cur),
 			byte(v.queue[0]), byte(v.queue[1]), byte(v.queue[2]), byte(v.queue[3]),
-			v.qlen|boolByte(v.halted)<<3|v.tlbX<<4, v.tlbD|v.tlbM<<2, v.posted, v.ran, v.freed,
+			v.qlen|boolByte(v.halted)<<3|v.tlbX<<4, v.tlbD|v.tlbM<<2|boolByte(v.inRCU)<<4|boolByte(v.gpWait)<<5|boolByte(v.irq)<<6, v.posted, v.ran, v.freed,
 			mutexByte(s.cpuLock[c])|mutexByte(s.tlbLock[c])<<4, byte(s.haltCond[c].Set()), byte(s.cpuCond[c].Set()))
 	}
 	if s.hasMig {
 		b = append(b, s.mig.pc, s.mig.idx|s.mig.sub<<4, s.mig.round|boolByte(s.mig.dirty)<<4)
 	}
 	if s.hasMain {
-		b = append(b, s.main.pc, s.main.idx|s.main.sub<<4, 0)
+		b = append(b, s.main.pc, s.main.idx|s.main.sub<<4, s.rcuPC|boolByte(s.cbQueued)<<3|boolByte(s.freed)<<4)
 	}
 	return append(b, mutexByte(s.listLock), mutexByte(s.bql),
 		byte(s.exclCond.Set()), byte(s.resumeCond.Set()), s.resumed, s.sent)
@@ -262,6 +273,9 @@ func (s *state) threads() int {
 	if s.hasMain {
 		t++
 	}
+	if s.hasRCU {
+		t++
+	}
 	return t
 }
 
@@ -282,7 +296,8 @@ func (s *state) Decode(b []byte) error {
 	for c := 0; c < n; c++ {
 		k := b[c*cpuKeyLen : (c+1)*cpuKeyLen]
 		if int(k[0]) >= int(numPCs) || !validItem(k[5]) || !validItem(k[6]) || !validItem(k[7]) || !validItem(k[8]) ||
-			!validItem(k[9]) || int(k[10]&7) > queueCap || k[10]>>4 >= 1<<maxSources || k[11]&3 > tlbWritable || k[11]>>2 > 2 {
+			!validItem(k[9]) || int(k[10]&7) > queueCap || k[10]>>4 >= 1<<maxSources || k[11]&3 > tlbWritable || k[11]>>2&3 > 2 ||
+			k[11]>>7 != 0 || !s.hasRCU && k[11]>>4 != 0 {
 			return fmt.Errorf("cputlb: cpu%d: pc %d, items %d %d %d %d %d, flags %#x %#x", c, k[0], k[5], k[6], k[7], k[8], k[9], k[10], k[11])
 		}
 		if !holderOK(k[15]&15) || !holderOK(k[15]>>4) || !setOK(k[16]) || !setOK(k[17]) {
@@ -291,7 +306,8 @@ func (s *state) Decode(b []byte) error {
 		s.cpu[c] = vcpu{
 			pc: pc(k[0]), guest: k[1], sub: k[2], reg: k[3], idx: k[4] & 15, count: k[4] >> 4, cur: item(k[5]),
 			queue: [queueCap]item{item(k[6]), item(k[7]), item(k[8]), item(k[9])}, qlen: k[10] & 7,
-			halted: k[10]&8 != 0, tlbX: k[10] >> 4, tlbD: k[11] & 3, tlbM: k[11] >> 2,
+			halted: k[10]&8 != 0, tlbX: k[10] >> 4, tlbD: k[11] & 3, tlbM: k[11] >> 2 & 3,
+			inRCU: k[11]&16 != 0, gpWait: k[11]&32 != 0, irq: k[11]&64 != 0,
 			posted: k[12], ran: k[13], freed: k[14],
 		}
 		s.cpuLock[c] = model.HeldMutex(int(k[15]&15) - 1)
@@ -309,7 +325,8 @@ func (s *state) Decode(b []byte) error {
 	}
 	if s.hasMain {
 		s.main = envThread{pc: g[0], idx: g[1] & 15, sub: g[1] >> 4}
-		if g[2] != 0 {
+		s.rcuPC, s.cbQueued, s.freed = g[2]&7, g[2]&8 != 0, g[2]&16 != 0
+		if g[2]>>5 != 0 || s.rcuPC > rcDone || !s.hasRCU && g[2] != 0 {
 			return errSync
 		}
 		g = g[envKeyLen:]
@@ -365,6 +382,30 @@ func (s *state) Vars() []model.Var {
 	}
 	if s.hasMain {
 		out = append(out, model.Var{Name: "main-loop", Value: commitPCNames[s.main.pc]})
+	}
+	if s.hasRCU {
+		var readers []string
+		for c := 0; c < int(s.n); c++ {
+			if v := &s.cpu[c]; v.inRCU {
+				r := cpuNames[c]
+				if v.gpWait {
+					r += " (waited for)"
+				}
+				readers = append(readers, r)
+			}
+		}
+		old, irq := "live", false
+		if s.freed {
+			old = "freed"
+		}
+		for c := 0; c < int(s.n); c++ {
+			irq = irq || s.cpu[c].irq
+		}
+		out = append(out,
+			model.Var{Name: "call_rcu", Value: rcuPCNames[s.rcuPC]},
+			model.Var{Name: "rcu_readers", Value: "[" + strings.Join(readers, ", ") + "]"},
+			model.Var{Name: "dispatch(generation 0)", Value: old},
+			model.Var{Name: "interrupt_pending", Value: strconv.FormatBool(irq)})
 	}
 	out = append(out, model.Var{Name: "source_resumed", Value: fmt.Sprintf("%02b", s.resumed)})
 	if s.hasMig {

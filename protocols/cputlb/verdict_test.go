@@ -71,6 +71,7 @@ var defaultVerdicts = []struct {
 	{"dispatch-uncached", explorer.Violation, DispatchCoherent, 206, 435, 7, false},
 	{"master", explorer.Violation, DirtyTracking, 3162977, 8522582, 84, false},
 	{"master-rfc", explorer.OK, "", 4712662, 12919645, 0, true},
+	{"master-map-gen", explorer.OK, "", 4831697, 13239667, 0, true},
 	{"non-synced", explorer.Violation, NoStaleTranslation, 1221, 2910, 13, false},
 	{"synced-no-tb-end", explorer.Violation, NoStaleTranslation, 2080, 5063, 15, false},
 	{"no-kick", explorer.Violation, NoStaleTranslation, 56410, 147970, 34, false},
@@ -207,4 +208,48 @@ func TestTwoSourcesInterleave(t *testing.T) {
 		}
 	}
 	t.Fatal("no walk reached a source sleeping in start_exclusive with the other's flush queued")
+}
+
+// TestDispatchLiveEras: with the old map freed through RCU (rcu=1, the
+// main loop alone), the use-after-free is found where a pointer into a
+// dispatch is kept across read sections (the cached dispatch of
+// 0d58c660689f to 10.0, master's full->section), and dispatch-live holds,
+// with the incoherence left out, where it is not: the v5.0 code switches
+// the cached dispatch in tcg_commit itself, and 10.1 reads the current
+// map. The fix holds both.
+func TestDispatchLiveEras(t *testing.T) {
+	p := model.Params{"rcu": 1, "migration": 0}
+	for _, c := range []struct {
+		variant string
+		without []string
+		want    string
+		steps   int
+	}{
+		{"synced-fixed", nil, DispatchLive, 17},
+		{"master", nil, DispatchLive, 22},
+		{"synced", []string{DispatchCoherent}, "", 0},
+		{"commit-direct", []string{DispatchCoherent}, "", 0},
+		{"dispatch-uncached", []string{DispatchCoherent}, "", 0},
+		{"master-map-gen", nil, "", 0},
+	} {
+		m, _, err := Protocol.Instantiate(c.variant, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.without != nil {
+			if m, err = model.Without(m, c.without...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := explorer.Explore(m, explorer.Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case c.want == "" && r.Verdict != explorer.OK:
+			t.Errorf("%s %v without %v: %s, want ok", c.variant, p, c.without, r)
+		case c.want != "" && (r.Violation == nil || r.Violation.Property != c.want || len(r.Schedule) != c.steps):
+			t.Errorf("%s %v: %s, want %s in %d steps", c.variant, p, r, c.want, c.steps)
+		}
+	}
 }
