@@ -165,6 +165,22 @@ type Param struct {
 	Min         int    `json:"min"`
 	Max         int    `json:"max"`
 	Description string `json:"description"`
+	// Sentinel says that Min is not the smallest size but a value of its
+	// own, which the description explains: "forever" or "unbounded"
+	// (tbs=0: the guests never halt), "the variant's own" (a width), or
+	// "every program in turn". The minimizer, which tries smaller
+	// parameters to report a counterexample at a smaller size, then never
+	// lowers the parameter to Min: a model at Min is not smaller.
+	Sentinel bool `json:"sentinel,omitempty"`
+}
+
+// Smallest is the least value of q that is a smaller size than any above
+// it: Min, or Min+1 when Min is a sentinel.
+func (q Param) Smallest() int {
+	if q.Sentinel {
+		return q.Min + 1
+	}
+	return q.Min
 }
 
 // Params maps parameter names to values. Encoders sort the keys, so map

@@ -272,13 +272,15 @@ func (mz *minimizer) switches(m model.Machine, sched []model.Choice) []model.Cho
 // params tries smaller parameter values, in the protocol's parameter
 // order, repeating while some parameter shrinks. The schedule is
 // re-minimized for every accepted value: fewer threads or smaller sizes
-// usually need fewer steps.
+// usually need fewer steps. A parameter whose minimum is a sentinel
+// (model.Param.Sentinel: "forever", "unbounded") is never lowered to it,
+// so that the counterexample is reported at a size that is smaller.
 func (mz *minimizer) params(p *model.Protocol, variant string, params model.Params, sched []model.Choice) ([]model.Choice, model.Params) {
 	for changed := true; changed && mz.budget > 0; {
 		changed = false
 		for _, q := range p.Params {
 			cur := params[q.Name]
-			for v, tries := q.Min, 0; v < cur && tries < maxParamTries && mz.budget > 0; v, tries = v+1, tries+1 {
+			for v, tries := q.Smallest(), 0; v < cur && tries < maxParamTries && mz.budget > 0; v, tries = v+1, tries+1 {
 				try := model.Params{}
 				for k, x := range params {
 					try[k] = x

@@ -138,7 +138,7 @@ var Protocol = &model.Protocol{
 			Source:      "hypothetical mutation of arch/powerpc/kvm/booke.c kvmppc_core_check_requests (the request half of the host's flush)"},
 	},
 	Params: []model.Param{
-		{Name: "scenario", Default: 0, Min: 0, Max: 1,
+		{Name: "scenario", Default: 0, Min: 0, Max: 1, Sentinel: true,
 			Description: "0: general exploration; 1: the seed's workload, one CPU alternating vCPU A of VM1 (memory stress) and vCPU B of VM2 (CPU bound) for `rounds` rounds"},
 		{Name: "rounds", Default: 3, Min: 1, Max: 100,
 			Description: "scenario 1: rounds of A then B"},

@@ -94,7 +94,7 @@ var Protocol = &model.Protocol{
 	Params: []model.Param{
 		{Name: "vcpus", Default: 3, Min: 2, Max: maxVCPUs,
 			Description: "vCPU threads"},
-		{Name: "tbs", Default: 0, Min: 0, Max: 3,
+		{Name: "tbs", Default: 0, Min: 0, Max: 3, Sentinel: true,
 			Description: "TBs each vCPU's guest runs before it halts (WFI); 0: it never halts, a vCPU leaves cpu_exec only when kicked (the state graph has cycles: progress properties, no per-execution metrics)"},
 		{Name: "safe-work", Default: 1, Min: 1, Max: 4,
 			Description: "async_safe_run_on_cpu items, the i-th on vcpu i mod vcpus, queued by that vCPU from one of its TBs (i even) or by the I/O thread (i odd)"},
@@ -110,6 +110,8 @@ var Protocol = &model.Protocol{
 			Description: "1: every thread may wake spuriously once from any qemu_cond_wait (if-not-while: always)"},
 		{Name: "step-atomic", Default: 0, Min: 0, Max: maxVCPUs,
 			Description: "vCPUs (the last ones) whose guest executes one atomic instruction that cannot run in parallel: cpu_exec returns EXCP_ATOMIC and the thread runs it in cpu_exec_step_atomic, inside start_exclusive/end_exclusive"},
+		{Name: "pause", Default: 0, Min: 0, Max: 1,
+			Description: "1: after queuing its safe work the I/O thread stops the VM (vm_stop: runstate paused, pause_all_vcpus waits on qemu_pause_cond until every CPU has stopped) and starts it again (vm_start: resume_all_vcpus); upstream's pause_all_vcpus, so upstream's family only"},
 		{Name: "memory", Default: 0, Min: 0, Max: 1,
 			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO)"},
 	},
