@@ -98,6 +98,20 @@
 // at these configurations. Model-only for now: the real implementation
 // refuses hotplug-thread=1.
 //
+// vm_stop and vm_start (pause=1, upstream's family): after queuing its
+// safe work the I/O thread sets the run state paused and runs
+// pause_all_vcpus (cpu_pause on every listed CPU, then waits on
+// qemu_pause_cond until every cpu->stopped, kicking them all after each
+// wake-up), drops and retakes the BQL, and resumes every CPU (system/cpus.c
+// @05927e9d; pause.go). The vCPU loop follows cpu_can_run,
+// cpu_thread_is_idle and qemu_wait_io_event_common's qemu_cpu_stop, so a
+// stopped vCPU still runs work queued on it, safe work included. Seed
+// 001's branch has its own pause_all_vcpus, which waits on cpu->cond
+// (cota/qemu cpus.c @031cfd04); it is not modelled, and the seed's
+// variants refuse pause=1 (the matrix runs those rows for upstream's
+// family only). Model-only for now: the real implementation refuses
+// pause=1.
+//
 // Spurious wake-ups: with spurious=1 (and always in if-not-while) every
 // thread may wake once from any qemu_cond_wait without being signalled, as
 // a step of its own, and then re-checks its predicate. Once per thread

@@ -102,6 +102,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if p["hotplug-thread"] != 0 {
 		return nil, fmt.Errorf("exclusive: the real implementation has no thread for the hot-plugged CPU yet: hotplug-thread=%d exists only in the model", p["hotplug-thread"])
 	}
+	if p["pause"] != 0 {
+		return nil, fmt.Errorf("exclusive: the real implementation has no vm_stop yet: pause=%d exists only in the model", p["pause"])
+	}
 	supported := false
 	for _, v := range implVariants {
 		supported = supported || v == variant

@@ -93,6 +93,8 @@ func (r *run) ioStep() {
 		th.pc = pcHRIdle
 	case pcHRRemove:
 		r.remove("")
+	case pcPSPause, pcPSCheck, pcPSWoken, pcPSKick, pcPSUnlock, pcPSRelock, pcPSResume:
+		r.pauseStep()
 	case pcHCCreate, pcHCUnlockBQL, pcHCLock, pcHCWait, pcHCWoken, pcHCRelockBQL, pcHCResumeLock, pcHCResume,
 		pcHCResumeUnlock, pcHXUnlockBQL, pcHXLock, pcHXStop, pcHXJoin, pcHXWoken, pcHXRelockBQL:
 		r.hotIOStep()
@@ -272,6 +274,9 @@ func (r *run) ioDecide() {
 			} else {
 				th.pc = pcRQLock
 			}
+		case ioPause:
+			th.iter = r.nextListed(0)
+			th.pc = pcPSPause
 		case ioHotRemove:
 			switch {
 			case !r.m.hotThread:

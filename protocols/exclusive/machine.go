@@ -50,6 +50,7 @@ const (
 	ioSafe
 	ioRunOnCPU
 	ioHotRemove
+	ioPause // vm_stop, then vm_start
 )
 
 type ioAction struct {
@@ -124,13 +125,16 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 	m := &machine{v: v, nvcpus: p["vcpus"], tbs: p["tbs"], nsafe: p["safe-work"], nroc: p["run-on-cpu"],
 		// if-not-while, finish-safe-work, cpu-lock-no-idle and no-smp-mb
 		// fix these (model.Variant.Fixed): Instantiate has set them.
-		hotplug: p["hotplug"] == 1, hotThread: p["hotplug-thread"] == 1, pause: false,
+		hotplug: p["hotplug"] == 1, hotThread: p["hotplug-thread"] == 1, pause: p["pause"] == 1,
 		mmio: p["mmio"] == 1, spurious: p["spurious"] == 1, tso: p["memory"] == 1}
 	m.ncpus = m.nvcpus
 	if m.hotplug {
 		m.ncpus++
 	}
 	m.extras = m.hotThread || m.pause
+	if m.pause && v.cpuLock {
+		return nil, fmt.Errorf("pause=1 is upstream's pause_all_vcpus (system/cpus.c @05927e9d); seed 001's branch waits on cpu->cond instead, which is not modelled")
+	}
 	m.nvthreads = m.nvcpus
 	if m.hotThread {
 		if !m.hotplug {
@@ -245,6 +249,9 @@ func (m *machine) planWork() {
 		if m.items[i].queuer == m.io {
 			m.ioScript = append(m.ioScript, ioAction{kind: ioSafe, item: uint8(i)})
 		}
+	}
+	if m.pause {
+		m.ioScript = append(m.ioScript, ioAction{kind: ioPause})
 	}
 	for k := 0; k < m.nroc; k++ {
 		m.ioScript = append(m.ioScript, ioAction{kind: ioRunOnCPU, item: uint8(m.nsafe + k)})

@@ -117,9 +117,34 @@ var matrix = []model.Config{
 			// is the second initiator.
 			"end-signals-resume": PropStartExclusiveProceeds,
 		}},
+	{Params: model.Params{"pause": 1}, Variants: upstreamFamily,
+		Why: "vm_stop and vm_start by the I/O thread (pause_all_vcpus, resume_all_vcpus) while vcpu0's safe work runs its exclusive section"},
+	{Params: model.Params{"vcpus": 2, "safe-work": 2, "pause": 1}, Variants: upstreamFamily,
+		Why: "vm_stop right after the I/O thread has queued safe work on a running vCPU: the item runs its section while the VM is paused, beside vcpu0's",
+		Expect: map[string]string{
+			// Its lost wake-up needs three vCPUs.
+			"end-signals-resume": model.ExpectOK,
+		}},
+	{Params: model.Params{"vcpus": 2, "hotplug": 1, "hotplug-thread": 1, "pause": 1, "mmio": 0}, Variants: upstreamFamily,
+		Why: "vm_stop and vm_start with the hot-plugged CPU's thread running: pause_all_vcpus waits for it too",
+		Expect: map[string]string{
+			"bql-held": model.ExpectOK,
+		}},
 	{Params: model.Params{"memory": 1},
 		Why: "x86-TSO store buffers: exit_request, pending_cpus, cpu->running and wi.done go through them"},
 }
+
+// upstreamFamily: the variants built on upstream's code, the ones that
+// pause=1 (upstream's pause_all_vcpus) is defined for.
+var upstreamFamily = func() []string {
+	var out []string
+	for _, v := range variants {
+		if !v.f.cpuLock {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}()
 
 // The seed's performance claim is about contention on one mutex and
 // condition variable when every waiter shares them; the claims compare

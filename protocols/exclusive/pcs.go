@@ -158,6 +158,14 @@ const (
 	pcHXWoken
 	pcHXUnlock
 	pcHXRelockBQL
+	// pause=1: vm_stop's pause_all_vcpus and vm_start's resume_all_vcpus.
+	pcPSPause
+	pcPSCheck
+	pcPSWoken
+	pcPSKick
+	pcPSUnlock
+	pcPSRelock
+	pcPSResume
 	pcRQLock
 	pcRQAppend
 	pcRKick
@@ -233,7 +241,10 @@ var pcNames = [numPCs]string{
 	pcHCResumeUnlock: "cpu_resume:unlock", pcHXUnlockBQL: "cpu_remove_sync:bql_unlock", pcHXLock: "cpu_remove_sync:lock",
 	pcHXStop: "cpu_remove_sync:stop", pcHXJoin: "cpu_remove_sync:join", pcHXWoken: "cpu_remove_sync:woken",
 	pcHXUnlock: "cpu_remove_sync:unlock", pcHXRelockBQL: "cpu_remove_sync:bql_lock",
-	pcRQLock: "run_on_cpu:lock", pcRQAppend: "run_on_cpu:append", pcRKick: "run_on_cpu:kick",
+	pcPSPause: "pause_all_vcpus:cpu_pause", pcPSCheck: "pause_all_vcpus:wait", pcPSWoken: "pause_all_vcpus:woken",
+	pcPSKick: "pause_all_vcpus:kick", pcPSUnlock: "pause_all_vcpus:bql_unlock", pcPSRelock: "pause_all_vcpus:bql_lock",
+	pcPSResume: "resume_all_vcpus:cpu_resume",
+	pcRQLock:   "run_on_cpu:lock", pcRQAppend: "run_on_cpu:append", pcRKick: "run_on_cpu:kick",
 	pcRWait: "run_on_cpu:wait", pcRWoken: "run_on_cpu:woken", pcRCUnlockBQL: "run_on_cpu:bql_unlock",
 	pcRCLock: "run_on_cpu:lock", pcRCQueue: "run_on_cpu:queue", pcRCWait: "run_on_cpu:wait",
 	pcRCWoken: "run_on_cpu:woken", pcRCLockBQL: "run_on_cpu:bql_lock",
