@@ -112,6 +112,22 @@
 // family only). Model-only for now: the real implementation refuses
 // pause=1.
 //
+// One vCPU queueing work on another without the BQL (cross-work=1): the
+// last vCPU, from one of its TBs, queues an async_run_on_cpu item on
+// vcpu0, as tlb_flush_by_mmuidx_all_cpus does on every other CPU
+// (queue_work_on_cpu: work_mutex, append, qemu_cpu_kick, cpus-common.c
+// @d6ea4236). Upstream's halted vCPU reads its work list in
+// cpu_thread_is_idle with the BQL only (cpu_work_list_empty,
+// QSIMPLEQ_EMPTY_ATOMIC, system/cpus.c @05927e9d) and then waits on
+// halt_cond: that read becomes a step of its own (machine.racyIdle), and
+// the explorer finds the kick's broadcast falling between the two, vcpu0
+// asleep with the item queued (a deadlock here, where nothing else ever
+// kicks it; in QEMU the item waits for the CPU's next interrupt). Seed
+// 001's branch reads the list under cpu->lock, which the queuer holds
+// while it appends and kicks. The item's func runs with the BQL, as a
+// run_on_cpu item's; safe-work-runs covers it. Model-only for now: the
+// real implementation refuses cross-work=1.
+//
 // Spurious wake-ups: with spurious=1 (and always in if-not-while) every
 // thread may wake once from any qemu_cond_wait without being signalled, as
 // a step of its own, and then re-checks its predicate. Once per thread

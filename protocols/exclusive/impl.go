@@ -105,6 +105,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if p["pause"] != 0 {
 		return nil, fmt.Errorf("exclusive: the real implementation has no vm_stop yet: pause=%d exists only in the model", p["pause"])
 	}
+	if p["cross-work"] != 0 {
+		return nil, fmt.Errorf("exclusive: the real implementation has no vCPU queueing on another yet: cross-work=%d exists only in the model", p["cross-work"])
+	}
 	supported := false
 	for _, v := range implVariants {
 		supported = supported || v == variant

@@ -199,7 +199,7 @@ func (r *run) enqueue(c, item int) {
 	s := r.s
 	s.queue[c][s.qlen[c]] = uint8(item)
 	s.qlen[c]++
-	if !r.m.safe(item) && r.x.Recording() {
+	if !r.m.safe(item) && !r.m.async(item) && r.x.Recording() {
 		r.x.Call(clientRunOnCPU+item, rocOp{Item: r.m.itemName(item)})
 	}
 }

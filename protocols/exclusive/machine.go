@@ -75,9 +75,13 @@ type machine struct {
 	extras bool
 	// tbs is how many TBs each vCPU's guest runs before it halts; 0: it
 	// never halts.
-	tbs      int
-	nsafe    int
-	nroc     int
+	tbs   int
+	nsafe int
+	nroc  int
+	// ncross: async_run_on_cpu items one vCPU queues on another from its
+	// TB, without the BQL (cross-work); they come after the run_on_cpu
+	// items.
+	ncross   int
 	nitems   int
 	hotplug  bool
 	mmio     bool // a TB may make an MMIO access, which takes the BQL
@@ -145,7 +149,8 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		}
 		m.nvthreads++
 	}
-	m.nitems = m.nsafe + m.nroc
+	m.ncross = p["cross-work"]
+	m.nitems = m.nsafe + m.nroc + m.ncross
 	if k := p["step-atomic"]; k > m.nvcpus {
 		return nil, fmt.Errorf("step-atomic=%d: more vCPUs executing an atomic instruction than vcpus=%d", k, m.nvcpus)
 	} else {
@@ -181,6 +186,8 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		kind := "wi"
 		if m.safe(i) {
 			kind = "safe"
+		} else if m.async(i) {
+			kind = "async"
 		}
 		m.itemNames[i] = fmt.Sprintf("%s%d@cpu%d", kind, i, m.itemCPU(i))
 	}
@@ -242,6 +249,13 @@ func (m *machine) planWork() {
 	for k := 0; k < m.nroc; k++ {
 		m.items[m.nsafe+k] = item{cpu: n - 1 - k%n, queuer: m.io}
 	}
+	for k := 0; k < m.ncross; k++ {
+		// The last vCPU queues on vcpu0 (tlb_flush_by_mmuidx_all_cpus's
+		// async_run_on_cpu on every other CPU), after its own safe items.
+		i := m.nsafe + m.nroc + k
+		m.items[i] = item{cpu: 0, queuer: n - 1}
+		m.own[n-1] = append(m.own[n-1], uint8(i))
+	}
 	if m.hotplug {
 		m.ioScript = append(m.ioScript, ioAction{kind: ioHotAdd})
 	}
@@ -272,6 +286,10 @@ func (m *machine) word(name string) model.Addr {
 func (m *machine) itemCPU(i int) int { return m.items[i].cpu }
 
 func (m *machine) safe(i int) bool { return i < m.nsafe }
+
+// async: item i is an async_run_on_cpu item (cross-work): no one waits
+// for it, and its func runs with the BQL like a run_on_cpu item's.
+func (m *machine) async(i int) bool { return i >= m.nsafe+m.nroc }
 
 func (m *machine) itemName(i int) string { return m.itemNames[i] }
 
@@ -311,8 +329,13 @@ func (m *machine) Init() model.State {
 
 // isDecision reports whether thread t's pc is resolved by settle.
 func (m *machine) isDecision(s *state, t int) bool {
-	if s.th[t].pc == pcPNext {
+	switch s.th[t].pc {
+	case pcPNext:
 		return m.v.cpuLock
+	case pcVIdle:
+		// With cross-work upstream's work list is read without a lock
+		// the queuer holds: a step of its own (vcpu.go).
+		return !m.racyIdle()
 	}
 	return decision(s.th[t].pc)
 }
@@ -364,6 +387,12 @@ func (m *machine) settle(s *state, t int) {
 func (m *machine) idle(s *state, t int) bool {
 	return t < m.nvthreads && s.th[t].pc == pcVHaltWoken && s.haltCond[t].Waiting(t) && s.qlen[t] == 0
 }
+
+// racyIdle: cpu_thread_is_idle's read of the work list can race with a
+// queuer: a vCPU queues on another without the BQL (cross-work), and
+// upstream's halted vCPU reads the list holding the BQL only. In seed
+// 001's branch the reader holds cpu->lock, which the queuer takes too.
+func (m *machine) racyIdle() bool { return m.ncross > 0 && !m.v.cpuLock }
 
 // isHot: thread t is the hot-plugged CPU's own vCPU thread (hotplug-thread=1).
 func (m *machine) isHot(t int) bool { return m.hotThread && t == m.nvcpus }

@@ -130,6 +130,30 @@ var matrix = []model.Config{
 		Expect: map[string]string{
 			"bql-held": model.ExpectOK,
 		}},
+	{Params: model.Params{"vcpus": 2, "cross-work": 1},
+		Why: "vcpu1 queues an async_run_on_cpu item on vcpu0 from its TB, without the BQL, beside vcpu0's safe work",
+		Expect: map[string]string{
+			// Its lost wake-up needs three vCPUs.
+			"end-signals-resume": model.ExpectOK,
+		}},
+	{Params: model.Params{"vcpus": 2, "tbs": 1, "run-on-cpu": 0, "cross-work": 1},
+		Why: "the same with guests that halt: vcpu1 queues on vcpu0 while vcpu0 may be going to sleep on halt_cond",
+		Expect: map[string]string{
+			// A finding (upstream's family): vcpu0 reads its work list
+			// empty in cpu_thread_is_idle with the BQL only, vcpu1 appends
+			// under work_mutex and broadcasts halt_cond before vcpu0 waits
+			// on it: the wake-up is lost and vcpu0 sleeps with the item
+			// queued (testdata/exclusive/upstream-cross-work.trace.json).
+			// Seed 001's branch reads the list under cpu->lock, which the
+			// queuer takes: its variants are ok.
+			"upstream":           model.Deadlock,
+			"end-signals-resume": model.Deadlock,
+			"no-kick":            model.Deadlock,
+			"safe-work-no-kick":  model.Deadlock,
+			// As at tbs=1 run-on-cpu=0: one waiter per predicate on
+			// cpu->cond.
+			"cpu-lock": model.ExpectOK,
+		}},
 	{Params: model.Params{"memory": 1},
 		Why: "x86-TSO store buffers: exit_request, pending_cpus, cpu->running and wi.done go through them"},
 }

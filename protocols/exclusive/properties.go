@@ -34,7 +34,8 @@ const (
 	// the item's append to its CPU's work list until its func runs inside
 	// the exclusive section: while it waits on the list, and once popped by
 	// process_queued_cpu_work while its vCPU drops the BQL and waits in
-	// start_exclusive.
+	// start_exclusive. An async_run_on_cpu item (cross-work), which no
+	// caller waits for either, is pending while it is on the list.
 	PropSafeWorkRuns = "safe-work-runs"
 )
 
@@ -96,7 +97,7 @@ func (m *machine) safeWorkPending(ms model.State) bool {
 	}
 	for c := 0; c < m.ncpus; c++ {
 		for k := 0; k < int(s.qlen[c]); k++ {
-			if m.safe(int(s.queue[c][k])) {
+			if i := int(s.queue[c][k]); m.safe(i) || m.async(i) {
 				return true
 			}
 		}

@@ -40,6 +40,9 @@ var kept = []struct {
 	{"safe-work-no-kick", "safe-work-no-kick", model.Params{"mmio": 0}},
 	// A finding: seed 001's hot-plug deadlocks with MMIO guests.
 	{"cpu-lock-broadcast-hotplug", "cpu-lock-broadcast", model.Params{"hotplug": 1}},
+	// A finding: upstream's halted vCPU misses the kick of a vCPU that
+	// queues work on it without the BQL.
+	{"upstream-cross-work", "upstream", model.Params{"vcpus": 2, "tbs": 1, "run-on-cpu": 0, "cross-work": 1}},
 }
 
 func tracePath(name string) string {

@@ -98,6 +98,15 @@ func (r *run) vcpuStep() {
 		th.pc = pcVBottom
 	case pcHVCreated, pcHVDestroy, pcHVExitUnlock, pcVStop:
 		r.hotThreadStep()
+	case pcVIdle:
+		// cross-work, upstream: cpu_work_list_empty() is
+		// QSIMPLEQ_EMPTY_ATOMIC, read with the BQL only, while a vCPU
+		// appends under work_mutex without the BQL: the read is a step.
+		empty := s.qlen[t] == 0
+		r.idleCheck()
+		if r.labelling() {
+			r.labelf("qemu_wait_io_event: cpu_thread_is_idle(): cpu_work_list_empty(cpu%d) = %v", t, empty)
+		}
 	case pcVBottom:
 		// qatomic_set_mb: the store, then a full barrier, so that the
 		// work list is read after exit_request is clear (A.2:
@@ -279,29 +288,38 @@ func (r *run) vcpuStep() {
 	}
 }
 
+// idleCheck is qemu_wait_io_event's while (cpu_thread_is_idle(cpu)):
+// halted (or stopped, or the VM paused) and nothing queued: sleep on
+// halt_cond; cpu->stop set: qemu_wait_io_event_common stops the CPU;
+// else process_queued_cpu_work. The work list is read with the thread's
+// lock held, which every thread that queues on another vCPU holds too
+// (the BQL upstream, the I/O thread being the only one; cpu->lock in
+// seed 001), and a vCPU queues on itself only from its own TBs: the read
+// cannot race, and shares the step that reached it. With cross-work a
+// vCPU queues on another without the BQL, and upstream's read is a step
+// of its own (machine.racyIdle). With hotplug-thread=1 or pause=1 also:
+// not idle while cpu->stop is set, idle while cpu->stopped or the VM is
+// paused (cpu_is_stopped); these are written under the thread's lock.
+func (r *run) idleCheck() {
+	th, t := r.th, r.t
+	ctl := r.s.ctl[t]
+	switch {
+	case ctl&cStop == 0 && r.s.qlen[t] == 0 && (th.flags&tHalted != 0 || ctl&cStopped != 0 || r.s.paused):
+		th.pc = pcVHalt
+	case ctl&cStop != 0:
+		th.pc = pcVStop // qemu_wait_io_event_common: qemu_cpu_stop
+	default:
+		r.call(pcPEntry, pcVTop)
+	}
+}
+
 func (r *run) haltName(c int) string { return r.m.haltNames[c] }
 
 func (r *run) vcpuDecide() {
 	th, t := r.th, r.t
 	switch th.pc {
 	case pcVIdle:
-		// cpu_thread_is_idle: halted and nothing queued. The work list is
-		// read with the thread's lock held, which every thread that queues
-		// on another vCPU holds too (the BQL upstream, the I/O thread
-		// being the only one; cpu->lock in seed 001), and a vCPU queues on
-		// itself only from its own TBs: the read cannot race. With
-		// hotplug-thread=1 or pause=1 also: not idle while cpu->stop is set,
-		// idle while cpu->stopped or the VM is paused (cpu_is_stopped);
-		// these are written under the same lock.
-		ctl := r.s.ctl[t]
-		switch {
-		case ctl&cStop == 0 && r.s.qlen[t] == 0 && (th.flags&tHalted != 0 || ctl&cStopped != 0 || r.s.paused):
-			th.pc = pcVHalt
-		case ctl&cStop != 0:
-			th.pc = pcVStop // qemu_wait_io_event_common: qemu_cpu_stop
-		default:
-			r.call(pcPEntry, pcVTop)
-		}
+		r.idleCheck()
 	case pcVTop:
 		// The loop's condition and cpu_can_run (both read under the
 		// thread's lock): while (!cpu->unplug || cpu_can_run(cpu)) { if

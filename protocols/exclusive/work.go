@@ -49,6 +49,10 @@ func (r *run) queueStep() {
 	s, th := r.s, r.th
 	i := int(th.item)
 	c := r.m.itemCPU(i)
+	fn := "async_safe_run_on_cpu"
+	if r.m.async(i) {
+		fn = "async_run_on_cpu"
+	}
 	switch th.pc {
 	case pcQLock:
 		if !r.lock(&s.cpuLock[c], r.cpuLockName(c)) {
@@ -56,9 +60,9 @@ func (r *run) queueStep() {
 		}
 		if r.labelling() {
 			if r.m.v.cpuLock {
-				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_lock(cpu%d)", c, c)
+				r.labelf("%s(cpu%d): queue_work_on_cpu: cpu_mutex_lock(cpu%d)", fn, c, c)
 			} else {
-				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", c, c)
+				r.labelf("%s(cpu%d): queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", fn, c, c)
 			}
 		}
 		th.pc = pcQAppend
@@ -66,33 +70,33 @@ func (r *run) queueStep() {
 		r.enqueue(c, i)
 		if r.m.v.cpuLock {
 			if k := r.kick(c); r.labelling() {
-				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu_locked: append %s; %s", c, r.m.itemName(i), k)
+				r.labelf("%s(cpu%d): queue_work_on_cpu_locked: append %s; %s", fn, c, r.m.itemName(i), k)
 			}
 			th.pc = pcQUnlock
 			return
 		}
 		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
-		if r.m.v.noSafeKick {
+		if r.m.v.noSafeKick && r.m.safe(i) {
 			// The mutation: no qemu_cpu_kick after the append.
 			if r.labelling() {
-				r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex) (no qemu_cpu_kick)", c, r.m.itemName(i), c)
+				r.labelf("%s(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex) (no qemu_cpu_kick)", fn, c, r.m.itemName(i), c)
 			}
 			r.ret()
 			return
 		}
 		if r.labelling() {
-			r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", c, r.m.itemName(i), c)
+			r.labelf("%s(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", fn, c, r.m.itemName(i), c)
 		}
 		th.pc = pcQKick
 	case pcQKick:
 		if k := r.kick(c); r.labelling() {
-			r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: %s", c, k)
+			r.labelf("%s(cpu%d): queue_work_on_cpu: %s", fn, c, k)
 		}
 		r.ret()
 	case pcQUnlock:
 		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
 		if r.labelling() {
-			r.labelf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_unlock(cpu%d)", c, c)
+			r.labelf("%s(cpu%d): queue_work_on_cpu: cpu_mutex_unlock(cpu%d)", fn, c, c)
 		}
 		r.ret()
 	}
@@ -195,7 +199,7 @@ func (r *run) workStep() {
 		}
 		if r.labelling() {
 			free := ""
-			if r.m.safe(item) {
+			if r.m.safe(item) || r.m.async(item) {
 				free = "; g_free(wi)" // thread-local
 			}
 			if r.m.v.cpuLock {
@@ -204,7 +208,7 @@ func (r *run) workStep() {
 				r.labelf("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)%s", t, free)
 			}
 		}
-		if r.m.safe(item) {
+		if r.m.safe(item) || r.m.async(item) {
 			th.pc = pcPNext
 		} else {
 			th.pc = pcPDone
