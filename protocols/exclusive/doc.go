@@ -76,9 +76,9 @@
 // section: the environment's choice, as for any TB. The cpu->running =
 // true / false that later upstream code sets around the TB are not
 // written: no thread reads cpu->running while the section is active
-// (vcpu.go, pcVAtomicTB). Model-only for now: the real implementation
-// refuses step-atomic >= 1 (it has no cpu_exec_step_atomic path yet), so
-// explorer/conform does not check this path against code.
+// (vcpu.go, pcVAtomicTB). The real implementation has the same path
+// (impl_threads.go, stepAtomic), checked against the model by
+// TestImplConformanceStepAtomic.
 //
 // The hot-plugged CPU's own vCPU thread (hotplug-thread=1, with
 // hotplug=1): thread vcpuN for CPU N, the one after the vCPUs, and the

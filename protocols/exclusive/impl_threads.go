@@ -65,22 +65,74 @@ func (th *thr) vcpuThread() {
 			mu.Unlock(fmt.Sprintf("tcg_cpu_exec: cpu_mutex_unlock(cpu%d)", t))
 		}
 		th.cpuExecStart(t)
-		th.cpuExec()
+		atomicExit := th.cpuExec()
 		th.cpuExecEnd(t)
 		if up {
 			mu.Lock("mttcg_cpu_thread_fn: bql_lock() after tcg_cpus_exec")
 		} else {
 			mu.Lock(fmt.Sprintf("tcg_cpu_exec: cpu_mutex_lock(cpu%d)", t))
 		}
+		if atomicExit {
+			th.stepAtomic(mu)
+		}
+	}
+}
+
+// stepAtomic is the thread function's case EXCP_ATOMIC: drop the
+// thread's lock, cpu_exec_step_atomic (the one-instruction TB inside the
+// thread's own exclusive section), retake the lock (the model's
+// pcVAtomicUnlock, pcVAtomicTB, pcVAtomicRelock).
+func (th *thr) stepAtomic(mu *rt.Mutex) {
+	w, t := th.w, th.t
+	up := !w.v.cpuLock
+	if up {
+		mu.Unlock("mttcg_cpu_thread_fn: EXCP_ATOMIC: bql_unlock(); cpu_exec_step_atomic()")
+	} else {
+		mu.Unlock(fmt.Sprintf("qemu_tcg_cpu_thread_fn: EXCP_ATOMIC: cpu_mutex_unlock(cpu%d); cpu_exec_step_atomic()", t))
+	}
+	th.startExclusive()
+	run := "cpu_exec_step_atomic: "
+	if up {
+		run += "cpu->running = true; "
+	}
+	run += "cpu_tb_exec: the atomic instruction runs alone"
+	mmio := 0
+	if w.m.mmio {
+		mmio = w.e.Choose(run, 2)
+	} else {
+		w.e.Yield(run)
+	}
+	w.obs.gen.Add(1)
+	end := ""
+	if up {
+		end = "; cpu->running = false"
+	}
+	if mmio == 0 {
+		w.e.Note(", touching RAM only" + end)
+	} else {
+		w.e.Note(" and makes an MMIO access")
+		w.bql.Lock("io_writex: qemu_mutex_lock_iothread()")
+		if up {
+			w.bql.Unlock("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread(); cpu_exec_step_atomic: cpu->running = false")
+		} else {
+			w.bql.Unlock("io_writex: memory_region_dispatch_write(); qemu_mutex_unlock_iothread()")
+		}
+	}
+	th.endExclusive()
+	if up {
+		mu.Lock("mttcg_cpu_thread_fn: bql_lock() after cpu_exec_step_atomic")
+	} else {
+		mu.Lock(fmt.Sprintf("qemu_tcg_cpu_thread_fn: cpu_mutex_lock(cpu%d) after cpu_exec_step_atomic", t))
 	}
 }
 
 // cpuExec is cpu_exec: cpu_handle_halt, then TBs until
-// cpu_handle_interrupt sees exit_request or the guest halts.
-func (th *thr) cpuExec() {
+// cpu_handle_interrupt sees exit_request or the guest halts; it reports
+// whether it returns EXCP_ATOMIC (step-atomic).
+func (th *thr) cpuExec() (atomicExit bool) {
 	w, t := th.w, th.t
 	if th.halted {
-		return // cpu_handle_halt: EXCP_HALTED
+		return false // cpu_handle_halt: EXCP_HALTED
 	}
 	for {
 		w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: qatomic_read(&cpu%d->exit_request) = ", t))
@@ -89,7 +141,7 @@ func (th *thr) cpuExec() {
 		if v != 0 {
 			w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: qatomic_set(&cpu%d->exit_request, 0); cpu_exec returns EXCP_INTERRUPT", t))
 			w.exitReq[t].Store(0)
-			return
+			return false
 		}
 		switch {
 		case w.v.fromExec && t == 0 && !th.ptwDone:
@@ -105,10 +157,15 @@ func (th *thr) cpuExec() {
 			i := int(w.m.own[t][th.queued])
 			th.queued++
 			th.queueSafe(i)
+		case w.m.atomic[t] && !th.atomicDone:
+			// cpu_loop_exit_atomic: the instruction needs a serial context.
+			w.e.Yield("cpu_tb_exec: the guest's atomic instruction cannot run in parallel: cpu_loop_exit_atomic(): cpu_exec returns EXCP_ATOMIC")
+			th.atomicDone = true
+			return true
 		case w.m.tbs > 0 && th.round >= w.m.tbs:
 			w.e.Yield("helper_wfi: cpu->halted = 1; cpu_loop_exit(EXCP_HLT): cpu_exec returns")
 			th.halted = true
-			return
+			return false
 		default:
 			mmio := 0
 			if w.m.mmio {
