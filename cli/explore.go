@@ -54,7 +54,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.preemptions, "preemptions", 0, "dfs: bound on preemptions per execution (0: none)")
 	fs.IntVar(&f.depth, "depth", 3, "pct: bug depth")
 	fs.BoolVar(&f.metrics, "metrics", false, "bfs: summarise every metric exactly over every complete execution (keeps the state graph)")
-	fs.StringVar(&f.fairness, "fairness", explorer.FairnessWeak, "bfs: fairness assumed by progress properties: weak or none")
+	fs.StringVar(&f.fairness, "fairness", explorer.FairnessWeak, "bfs: fairness assumed by progress properties: weak, strong or none, optionally with per-thread exceptions (weak,vcpu0=strong)")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "bfs: skip the progress properties (no state graph kept for them)")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "stop with verdict bounded after this long (e.g. 10m; 0: no limit)")
 	fs.Int64Var(&f.maxMemory, "max-memory", defaultMaxMemory(), "stop with verdict bounded before the process holds this many MiB (0: no limit); the default is three quarters of the physical memory")
@@ -109,8 +109,8 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 	if f.set["preemptions"] && f.preemptions < 0 {
 		return usagef("--preemptions must not be negative (0: no bound), got %d", f.preemptions)
 	}
-	if f.fairness != explorer.FairnessWeak && f.fairness != explorer.FairnessNone {
-		return usagef("--fairness must be weak or none, got %q", clip(f.fairness))
+	if err := explorer.CheckFairness(f.fairness); err != nil {
+		return usagef("--fairness: %s", clip(err.Error()))
 	}
 	if f.timeLimit < 0 {
 		return usagef("--time-limit must not be negative (0: no limit), got %s", f.timeLimit)
@@ -502,8 +502,12 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	}
 	if len(o.progressHeld) > 0 && r.Verdict == explorer.OK {
 		under := "under weak fairness"
-		if o.fairness == explorer.FairnessNone {
+		switch o.fairness {
+		case explorer.FairnessWeak:
+		case explorer.FairnessNone:
 			under = "with no fairness assumed"
+		default:
+			under = "under fairness " + o.fairness
 		}
 		fmt.Fprintf(w, "progress: %s checked on every cycle and end state, %s\n", strings.Join(o.progressHeld, ", "), under)
 	}

@@ -1,8 +1,9 @@
 // Package explorer runs a model.Machine through its executions and checks
 // its properties: every invariant at every reached state, the assertions
 // inside steps and the step contract, deadlock (a thread blocked and none
-// enabled), progress properties under weak fairness (bfs, see
-// liveness.go), and, on strategies that follow whole executions,
+// enabled), progress properties under weak fairness by default, or the
+// strong or per-thread fairness Options.Fairness names (bfs, see
+// liveness.go and fairness.go), and, on strategies that follow whole executions,
 // linearizability of the operation history against the machine's Spec.
 //
 // The enabled choices of a state are never declared: the explorer runs

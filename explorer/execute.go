@@ -206,6 +206,9 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 	if len(m.Threads()) > 64 {
 		return nil, fmt.Errorf("the machine has %d threads; at most 64 are supported", len(m.Threads()))
 	}
+	if _, err := parseFairness(opts.Fairness, m.Threads()); err != nil {
+		return nil, err
+	}
 	keyOf := plainKey
 	if opts.Symmetry {
 		sym, ok := m.(model.Symmetric)

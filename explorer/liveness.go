@@ -38,9 +38,12 @@ import (
 // visits only states of C, where u is enabled, and none takes u);
 // conversely, when every unit is either taken inside C or disabled in some
 // state of C, the closed walk that takes each such edge and visits each
-// such state is a fair cycle. That walk is the counterexample: a real
-// sequence of transitions (not a set of states) from the component's
-// first state found by bfs back to it, after bfs's shortest path there.
+// such state is a fair cycle. The counterexample is a real sequence of
+// transitions (not a set of states): bfs's shortest path to a state of a
+// fair component, then a fair cycle back to it, the shortest such lasso
+// in prefix plus cycle (fairness.go says how it is found, and where a
+// budget bounds the search). Strong fairness, and fairness per thread,
+// are in fairness.go.
 // A step that changes nothing is a breach of the step contract, so a
 // thread is never credited with fairness by a step that did nothing: a
 // spin iteration that reads a flag is a real step.
@@ -108,9 +111,11 @@ func (b *bfsRun) checkProgress() {
 		msg   string
 	}
 	out := make([]outcome, len(props.Progress))
+	// Explore checked the spec against the machine's threads.
+	f, _ := parseFairness(b.opts.Fairness, b.m.Threads())
 	check := func(k int) {
 		o := &out[k]
-		o.sched, o.cycle, o.msg = b.progress(k, b.opts.Fairness == FairnessWeak)
+		o.sched, o.cycle, o.msg = b.progress(k, f)
 	}
 	if workers := min(b.opts.Workers, len(out)); workers > 1 {
 		var wg sync.WaitGroup
@@ -157,10 +162,11 @@ func Repeating(first, last int) string {
 }
 
 // progress looks for a violation of progress property k: a reachable
-// terminal state where it is pending, else a fair cycle of pending
-// states. It returns the counterexample's schedule, the length of its
-// cycle, and the message; msg is "" when the property holds.
-func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, msg string) {
+// terminal state where it is pending, else a cycle of pending states fair
+// under f (fairness.go), the shortest such lasso. It returns the
+// counterexample's schedule, the length of its cycle, and the message;
+// msg is "" when the property holds.
+func (b *bfsRun) progress(k int, f *fairSpec) (sched []model.Choice, cycle int, msg string) {
 	g := &b.g
 	n := int32(b.parent.len())
 	bit := uint8(1) << uint(k)
@@ -175,21 +181,13 @@ func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, ms
 			return s, 0, fmt.Sprintf("never discharged: every thread is done after step %d with it still pending", len(s))
 		}
 	}
-	var c component // the fair component found first by bfs (its least index)
-	g.sccs(n, pending, func(members []int32) {
-		cand := component{members: members}
-		if fair && !g.fair(cand) {
-			return
-		}
-		if c.members == nil || members[0] < c.members[0] {
-			c.members = slices.Clone(members)
-		}
-	})
-	if c.members == nil {
+	var comps []component
+	g.fairComponents(n, pending, f, func(c component) { comps = append(comps, c) })
+	if len(comps) == 0 {
 		return nil, 0, ""
 	}
-	stem := b.schedule(c.members[0])
-	loop := g.lasso(c, fair)
+	slices.SortFunc(comps, func(x, y component) int { return int(x.members[0]) - int(y.members[0]) })
+	stem, loop := b.shortestLasso(comps, f)
 	steppers := map[int]bool{}
 	for _, ch := range loop {
 		steppers[ch.Thread] = true
@@ -199,12 +197,8 @@ func (b *bfsRun) progress(k int, fair bool) (sched []model.Choice, cycle int, ms
 		names = append(names, b.m.Threads()[t])
 	}
 	slices.Sort(names)
-	fairness := "without fairness"
-	if fair {
-		fairness = "a fair cycle: every thread that could step throughout it steps in it"
-	}
 	msg = fmt.Sprintf("never discharged: %s forever with it pending throughout (%s; stepping in the cycle: %s)",
-		Repeating(len(stem)+1, len(stem)+len(loop)), fairness, strings.Join(names, ", "))
+		Repeating(len(stem)+1, len(stem)+len(loop)), f.describe(), strings.Join(names, ", "))
 	return append(stem, loop...), len(loop), msg
 }
 
@@ -356,6 +350,7 @@ func (c component) has(w int32) bool {
 // every one of its states and which are taken by an edge inside it.
 type units struct {
 	always, taken threadSet // threads
+	some          threadSet // threads enabled in some state
 	alwaysNamed   []uint16  // named alternatives offered in every state (packed, named bit cleared)
 	takenNamed    []uint16
 }
@@ -380,6 +375,7 @@ func (g *graph) units(c component) units {
 			}
 		}
 		u.always &= en
+		u.some |= en
 		if i == 0 {
 			u.alwaysNamed = named
 		} else {
@@ -391,12 +387,17 @@ func (g *graph) units(c component) units {
 	return u
 }
 
-// fair reports whether some cycle inside c is weakly fair: every unit
-// enabled in all of c's states is taken inside c.
-func (g *graph) fair(c component) bool {
+// fair reports whether some cycle inside c is fair under f: every weakly
+// or strongly fair thread enabled in all of c's states, every strongly
+// fair thread enabled in some state of c, and (when they are fair) every
+// named alternative offered in all of c's states, is taken inside c.
+func (g *graph) fair(c component, f *fairSpec) bool {
 	u := g.units(c)
-	if u.always&^u.taken != 0 {
+	if u.always&(f.weak|f.strong)&^u.taken != 0 || u.some&f.strong&^u.taken != 0 {
 		return false
+	}
+	if !f.named {
+		return true
 	}
 	for _, x := range u.alwaysNamed {
 		if !slices.Contains(u.takenNamed, x) {
@@ -548,9 +549,10 @@ func (g *graph) path(c component, a, b int32, nonEmpty bool) []model.Choice {
 // is one: schedule runs without any other violation; with cycle = 0 it
 // ends with every thread done and property pending; otherwise its last
 // cycle steps lead from a state back to the same state, the property is
-// pending in every state of the cycle and, with weak fairness, every
-// thread and every named alternative (Exec.ChooseFrom) enabled in all of
-// the cycle's states is taken in it. It returns the execution, or an
+// pending in every state of the cycle and, under fairness (parsed as
+// Options.Fairness), every weakly fair thread and every fair named
+// alternative (Exec.ChooseFrom) enabled in all of the cycle's states, and
+// every strongly fair thread enabled in any of them, is taken in it. It returns the execution, or an
 // error saying what does not hold.
 func CheckLasso(m model.Machine, schedule []model.Choice, cycle int, property, fairness string) (*Execution, error) {
 	props := m.Properties()
@@ -592,11 +594,15 @@ func CheckLasso(m model.Machine, schedule []model.Choice, cycle int, property, f
 			return ex, fmt.Errorf("%s is not pending after step %d, inside the cycle", property, i)
 		}
 	}
-	if fairness != FairnessWeak {
+	f, err := parseFairness(fairness, m.Threads())
+	if err != nil {
+		return ex, err
+	}
+	if !f.fair() {
 		return ex, nil
 	}
 	st := newStepper(m)
-	var always, taken threadSet
+	var always, some, taken threadSet
 	always = ^threadSet(0)
 	var alwaysNamed, takenNamed []uint16
 	for i := loop; i < n; i++ {
@@ -611,6 +617,7 @@ func CheckLasso(m model.Machine, schedule []model.Choice, cycle int, property, f
 			return true
 		})
 		always &= en
+		some |= en
 		if i == loop {
 			alwaysNamed = named
 		} else {
@@ -625,9 +632,16 @@ func CheckLasso(m model.Machine, schedule []model.Choice, cycle int, property, f
 	}
 	names := m.Threads()
 	for t := range names {
-		if always&^taken&(1<<uint(t)) != 0 {
+		bit := threadSet(1) << uint(t)
+		if always&^taken&(f.weak|f.strong)&bit != 0 {
 			return ex, fmt.Errorf("the cycle is not fair: %s can step in every state of it but never does", names[t])
 		}
+		if some&^taken&f.strong&bit != 0 {
+			return ex, fmt.Errorf("the cycle is not fair: %s, strongly fair, can step in some state of it but never does", names[t])
+		}
+	}
+	if !f.named {
+		return ex, nil
 	}
 	for _, x := range alwaysNamed {
 		if !slices.Contains(takenNamed, x) {

@@ -23,7 +23,7 @@ func TestOptionsIgnoredByAStrategyAreRefused(t *testing.T) {
 		{explorer.Options{Strategy: explorer.Random, Depth: 2}, "option Depth does not apply to strategy random"},
 		{explorer.Options{Strategy: explorer.Paths, Fairness: explorer.FairnessNone}, "option Fairness does not apply to strategy paths"},
 		{explorer.Options{Strategy: explorer.DFS, Runs: 3}, "option Runs does not apply to strategy dfs"},
-		{explorer.Options{Fairness: "strong"}, `fairness must be "weak" or "none"`},
+		{explorer.Options{Fairness: "sometimes"}, `fairness must be "weak", "strong" or "none"`},
 		{explorer.Options{Strategy: ""}, ""},
 	} {
 		_, err := explorer.Explore(counter(false), c.opts)

@@ -105,7 +105,9 @@ type Options struct {
 	// Fairness is the fairness assumed when checking progress properties:
 	// "weak" (the default: a thread continuously enabled eventually steps,
 	// and an alternative drawn with Exec.ChooseFrom and continuously
-	// offered is eventually taken) or "none" (any cycle counts).
+	// offered is eventually taken), "strong" (a thread enabled infinitely
+	// often eventually steps) or "none" (any cycle counts), optionally
+	// followed by per-thread exceptions: "weak,vcpu0=strong" (fairness.go).
 	Fairness string
 	// SpillDir, when set, makes bfs keep each level's states in a
 	// temporary file in that directory (removed when the level is done)
@@ -183,8 +185,8 @@ func (o *Options) fill() error {
 		return fmt.Errorf("max-states must be between 1 and %d, got %d", DefaultMaxStates, o.MaxStates)
 	case o.TimeLimit < 0 || o.MaxMemory < 0:
 		return fmt.Errorf("time and memory limits must be positive")
-	case o.Fairness != FairnessWeak && o.Fairness != FairnessNone:
-		return fmt.Errorf("fairness must be %q or %q, got %q", FairnessWeak, FairnessNone, o.Fairness)
+	case CheckFairness(o.Fairness) != nil:
+		return CheckFairness(o.Fairness)
 	case o.TimeLimit > 0 && o.Clock == nil:
 		return fmt.Errorf("a time limit needs a clock (Options.Clock)")
 	}

@@ -134,7 +134,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"a cycle in version 1", replace(`"version": 1,`, `"version": 1, "cycle": 2,`), `unknown field "cycle"`},
 		{"a cycle without fairness", replace(`"version": 1,`, `"version": 2, "cycle": 2,`), "a cycle belongs to a progress violation, with its fairness"},
 		{"a cycle longer than the schedule", replace(`"version": 1,`, `"version": 2, "cycle": 99, "fairness": "weak",`), "cycle of 99 steps in a schedule of 10"},
-		{"unknown fairness", replace(`"version": 1,`, `"version": 2, "fairness": "strong",`), `fairness "strong" is neither`},
+		{"unknown fairness", replace(`"version": 1,`, `"version": 2, "fairness": "sometimes",`), `fairness "sometimes" is not a fairness`},
 		{"version not a number", replace(`"version": 1`, `"version": "1"`), `"version" must be an integer, not a string`},
 		{"wrong format", replace(`"protocheck-trace"`, `"something-else"`), `format is "something-else", not "protocheck-trace"`},
 		{"no format", replace(`"format": "protocheck-trace",`, ``), `no "format" field`},

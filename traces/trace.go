@@ -169,8 +169,8 @@ func (t *Trace) validate() error {
 		return fmt.Errorf("without must name properties once each, sorted, got %s", clip.String(fmt.Sprintf("%q", t.Without)))
 	case t.Cycle < 0 || t.Cycle > len(t.Schedule):
 		return fmt.Errorf("cycle of %d steps in a schedule of %d", t.Cycle, len(t.Schedule))
-	case t.Fairness != "" && t.Fairness != explorer.FairnessWeak && t.Fairness != explorer.FairnessNone:
-		return fmt.Errorf("fairness %q is neither %q nor %q", clip.String(t.Fairness), explorer.FairnessWeak, explorer.FairnessNone)
+	case t.Fairness != "" && explorer.CheckFairness(t.Fairness) != nil:
+		return fmt.Errorf("fairness %q is not a fairness: %q, %q or %q, optionally followed by per-thread exceptions (\"weak,vcpu0=strong\")", clip.String(t.Fairness), explorer.FairnessWeak, explorer.FairnessStrong, explorer.FairnessNone)
 	case t.Cycle > 0 && (t.Violation == nil || t.Fairness == ""):
 		return errors.New("a cycle belongs to a progress violation, with its fairness")
 	case t.Protocol == "":

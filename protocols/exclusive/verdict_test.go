@@ -28,7 +28,7 @@ var bfsWant = map[string]struct {
 	"non-recursive":         {property: model.Deadlock, steps: 55},
 	"exclusive-from-exec":   {property: model.Deadlock, steps: 41},
 	"end-decrements-always": {property: PropMutualExclusion, steps: 54},
-	"end-signals-resume":    {property: PropExecStartProceeds, steps: 67, cycle: 10},
+	"end-signals-resume":    {property: PropExecStartProceeds, steps: 61, cycle: 4},
 	"no-smp-mb":             {property: PropMutualExclusion, steps: 34}, // always x86-TSO (tso_test.go)
 	"no-kick":               {property: PropStartExclusiveProceeds, steps: 38, cycle: 4},
 	"cpu-lock-no-idle":      {property: PropMutualExclusion, steps: 35},
