@@ -96,7 +96,11 @@
 // cpu->created). hotplug.go has the steps. The run state this needs
 // (stop, stopped, unplug, created) is appended to the state encoding only
 // at these configurations. Model-only for now: the real implementation
-// refuses hotplug-thread=1.
+// refuses hotplug-thread=1. Its goroutines are created at the start in
+// the model's thread order, which rt numbers them by, and this thread,
+// which the model places before the I/O thread, is created by the I/O
+// thread in the middle of a run: the code would need it started at once
+// and held until qemu_thread_create.
 //
 // vm_stop and vm_start (pause=1, upstream's family): after queuing its
 // safe work the I/O thread sets the run state paused and runs
@@ -110,7 +114,8 @@
 // (cota/qemu cpus.c @031cfd04); it is not modelled, and the seed's
 // variants refuse pause=1 (the matrix runs those rows for upstream's
 // family only). Model-only for now: the real implementation refuses
-// pause=1.
+// pause=1 (nothing stands in the way but the writing: the code has no
+// run state yet).
 //
 // One vCPU queueing work on another without the BQL (cross-work=1): the
 // last vCPU, from one of its TBs, queues an async_run_on_cpu item on
@@ -126,7 +131,9 @@
 // 001's branch reads the list under cpu->lock, which the queuer holds
 // while it appends and kicks. The item's func runs with the BQL, as a
 // run_on_cpu item's; safe-work-runs covers it. Model-only for now: the
-// real implementation refuses cross-work=1.
+// real implementation refuses cross-work=1 (its work lists are read
+// under the BQL, which this queuer does not hold: the code needs the
+// racy read the model steps, as an atomic).
 //
 // Spurious wake-ups: with spurious=1 (and always in if-not-while) every
 // thread may wake once from any qemu_cond_wait without being signalled, as
