@@ -65,6 +65,12 @@
 //     BQL, address_space_dispatch_free; and a device interrupt pending on
 //     the first target, which cpu_exec delivers before it tests
 //     exit_request, reading the vector table through a TLB fill.
+//   - With vcpu-commit=1 (vcpucommit.go), the transaction is committed by
+//     the first target itself: an instruction stores to a device's BAR
+//     (the MMIO write commits, with the BQL, on the vCPU's thread) and
+//     then loads from M with what mmu_lookup found before the store; in
+//     v5.0 tcg_commit flushes the writer's own TLB at once and
+//     cpu_reloading_memory_map splits its read section.
 //
 // Every vCPU starts with X_s->P cached, its work list drained, about to
 // enter cpu_exec; the first target has stored to D since the migration
@@ -124,11 +130,13 @@
 // TLB and the jump cache, TLB resizing, spurious wake-ups (every wait
 // here re-tests its predicate in a loop), the non-TCG accelerators and weak
 // memory; the call_rcu thread's batching sleep (a heuristic, not a
-// synchronisation, so the model lets it take any time); commits started
-// by a vCPU's own MMIO write, the IOMMU notifier's tlb_flush, and
-// cpu_exec_step_atomic (which runs without a read section); and, in the
-// real implementation, rcu=1 (it refuses it: the lifetime is the model's
-// only, so far).
+// synchronisation, so the model lets it take any time); the IOMMU
+// notifier's tlb_flush (tcg_iommu_unmap_notify, which since 30933c4fb4f3
+// flushes another vCPU's TLB from the notifying thread), and
+// cpu_exec_step_atomic (which runs without a read section); a commit by
+// the main loop and one by a vCPU in the same run; and, in the real
+// implementation, rcu=1 and vcpu-commit=1 (it refuses them: they are the
+// model's only, so far).
 //
 // Sources: seed 000_b36807347ebe5ed1 ("[PATCH v8 74/74] cputlb: queue async
 // flush jobs without the BQL", Emilio G. Cota); QEMU accel/tcg/cputlb.c at
@@ -147,6 +155,7 @@
 // system/physmem.c at 02825d1e5577 (master: full->section, no
 // iotlb_to_section); the qemu-devel thread "Record AS in full tlb"
 // (December 2025, <0d3b4338-2c31-4e42-8a8e-319f3ad4029f@linaro.org>);
+// accel/tcg/cputlb.c's mmu_lookup and do_st_mmio_leN/do_ld_mmio_beN;
 // util/rcu.c and system/memory.c (call_rcu, synchronize_rcu,
 // flatview_unref, flatview_destroy); QEMU cpu-common.c at
 // 18530e7c57dec3d82d02ed17038661e2005162c1 (the upstream exclusive

@@ -36,6 +36,7 @@ const (
 	opLoadX1
 	opMMIO
 	opStoreD
+	opBARThenM // vcpu-commit: a store to a device's BAR that commits a transaction, then a load from M (vcpucommit.go)
 )
 
 func (m *machine) targetProgram(c int) []op {
@@ -46,6 +47,9 @@ func (m *machine) targetProgram(c int) []op {
 	if c == m.envCPU {
 		if m.commits > 0 {
 			prog = append(prog, opMMIO)
+		}
+		if m.vcpuCommit {
+			prog = append(prog, opBARThenM)
 		}
 		if m.rounds > 0 {
 			prog = append(prog, opStoreD, opStoreD)
@@ -122,6 +126,8 @@ func (m *machine) stepExec(s *state, t int, x *model.Exec) {
 		finished = m.stepMMIO(s, t, x)
 	case opStoreD:
 		finished = m.stepStore(s, t, x)
+	case opBARThenM:
+		finished = m.stepBARThenM(s, t, x)
 	}
 	if finished {
 		v.guest++

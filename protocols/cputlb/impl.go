@@ -85,6 +85,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if m.rcu {
 		return nil, fmt.Errorf("rcu=1 is explored on the model only: the real implementation has no call_rcu thread or read sections yet (use rcu=0)")
 	}
+	if m.vcpuCommit {
+		return nil, fmt.Errorf("vcpu-commit=1 is explored on the model only: the real implementation has no commit from a vCPU yet (use vcpu-commit=0)")
+	}
 	return func(e *rt.Env) func() *model.Violation {
 		r := newRun(e, m)
 		for c := 0; c < m.n; c++ {

@@ -14,13 +14,16 @@ type machine struct {
 	rounds   uint8 // migration rounds (0: no migration thread)
 	commits  uint8 // memory transactions committed by the main loop (0: no main-loop thread)
 	rcu      bool  // the old map is freed through RCU (rcu.go); needs a commit
-	envCPU   int   // the vCPU whose guest stores to D and reads M (the first target)
-	mig      int   // thread index of the migration thread, or -1
-	main     int   // thread index of the main loop, or -1
-	rcuT     int   // thread index of the call_rcu thread, or -1
-	threads  []string
-	mem      []string // names of the memory words
-	program  [maxCPUs][]op
+	// vcpuCommit: the first target's guest commits the transaction itself
+	// (vcpucommit.go); commits is then 0.
+	vcpuCommit bool
+	envCPU     int // the vCPU whose guest stores to D and reads M (the first target)
+	mig        int // thread index of the migration thread, or -1
+	main       int // thread index of the main loop, or -1
+	rcuT       int // thread index of the call_rcu thread, or -1
+	threads    []string
+	mem        []string // names of the memory words
+	program    [maxCPUs][]op
 
 	// Addresses of the memory words.
 	aPTE       [maxSources]model.Addr
@@ -39,7 +42,7 @@ type machine struct {
 
 func newMachineOf(cfg config, p shape) *machine {
 	m := &machine{cfg: cfg, n: p.cpus, sources: p.sources, accesses: uint8(p.accesses),
-		rounds: uint8(p.migration), commits: uint8(p.commit), rcu: p.rcu == 1 && p.commit > 0, envCPU: p.sources, mig: -1, main: -1, rcuT: -1}
+		rounds: uint8(p.migration), commits: uint8(p.commit), rcu: p.rcu == 1 && p.commit+p.vcpuCommit > 0, vcpuCommit: p.vcpuCommit == 1, envCPU: p.sources, mig: -1, main: -1, rcuT: -1}
 	m.threads = append([]string(nil), cpuNames[:m.n]...)
 	if m.rounds > 0 {
 		m.mig = len(m.threads)
@@ -65,7 +68,7 @@ func newMachineOf(cfg config, p shape) *machine {
 		m.aRunning[c] = word(cpuNames[c] + "->running")
 		m.aHasWaiter[c] = word(cpuNames[c] + "->has_waiter")
 		m.aExitReq[c] = word(cpuNames[c] + "->exit_request")
-		if m.commits > 0 && !cfg.uncached {
+		if m.transactions() > 0 && !cfg.uncached {
 			m.aDispatch[c] = word(cpuNames[c] + "->cpu_ases[0].memory_dispatch")
 		}
 		if m.rounds > 0 {
@@ -76,7 +79,7 @@ func newMachineOf(cfg config, p shape) *machine {
 		m.aDirty = word("dirty_memory[MIGRATION](D)")
 		m.aRAM = word("ram(D)")
 	}
-	if m.commits > 0 {
+	if m.transactions() > 0 {
 		m.aMap = word("address_space_memory.current_map")
 	}
 	for c := m.sources; c < m.n; c++ {
@@ -106,6 +109,15 @@ func newMachineOf(cfg config, p shape) *machine {
 
 func (m *machine) Threads() []string { return m.threads }
 
+// transactions is the number of memory transactions committed, by the
+// main loop or by the first target's guest (at most one in all).
+func (m *machine) transactions() int {
+	if m.vcpuCommit {
+		return 1
+	}
+	return int(m.commits)
+}
+
 func (m *machine) Properties() model.Properties { return m.props }
 
 // Init is the start of the interesting window: every vCPU has used the
@@ -129,7 +141,7 @@ func (m *machine) Init() model.State {
 		s.mem.Init(m.aDirty, 1)
 		s.mem.Init(m.aRAM, 1)
 	}
-	if m.commits > 0 {
+	if m.transactions() > 0 {
 		s.cpu[m.envCPU].tlbM = 1
 	}
 	// With rcu, a device interrupt is pending on the first target (rcu.go).

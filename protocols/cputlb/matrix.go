@@ -65,6 +65,15 @@ var matrix = []model.Config{
 	{Params: model.Params{"rcu": 1},
 		Why:    "every path, the old map freed through RCU",
 		Expect: rcuExpect},
+	{Params: model.Params{"vcpu-commit": 1, "commit": 0, "migration": 0},
+		Why:    "a commit from the first target's own MMIO write to a BAR, in an instruction whose second access uses what mmu_lookup found before it (0d58c660689f's race (2))",
+		Expect: vcpuCommitExpect},
+	{Params: model.Params{"vcpu-commit": 1, "commit": 0, "migration": 0, "rcu": 1},
+		Why:    "the vCPU's own commit with the old map freed through RCU (in v5.0, cpu_reloading_memory_map splits its read section)",
+		Expect: vcpuCommitExpect},
+	{Params: model.Params{"vcpu-commit": 1, "commit": 0},
+		Why:    "the vCPU's own commit beside the migration thread",
+		Expect: map[string]string{"master": DirtyTracking}},
 	{Params: model.Params{"sources": 2, "cpus": 3, "migration": 0, "commit": 0},
 		Why: "two sources issuing synced flushes at once: each queues a flush on the other and safe work on itself, and their exclusive sections interleave",
 		// The variants that differ only on the foreign paths explore the
@@ -86,6 +95,17 @@ var matrix = []model.Config{
 var rcuExpect = map[string]string{
 	"synced-fixed": DispatchLive, "synced-no-bql-fixed": DispatchLive, "sync-no-reset": DispatchLive, "is-clean-unlocked": DispatchLive,
 	"master": DispatchLive, "master-rfc": DispatchLive, "synced-no-tb-end": DispatchLive, "no-kick": DispatchLive,
+}
+
+// vcpuCommitExpect: a vCPU's own commit breaks only the code that switches
+// the dispatch an instruction's second access resolves in: v5.0, which
+// switches the writer's cached dispatch in tcg_commit, and 10.1, which
+// reads the current map (both dispatch-coherent, their default). From
+// 0d58c660689f the writer keeps its cached dispatch until tcg_commit_cpu,
+// and master keeps the section; the variants whose bug needs the
+// migration thread are clean without it.
+var vcpuCommitExpect = map[string]string{
+	"sync-no-reset": model.ExpectOK, "is-clean-unlocked": model.ExpectOK, "master": model.ExpectOK,
 }
 
 // The seed's claim is that flush jobs no longer take the BQL (its

@@ -63,9 +63,12 @@ func TestMatrixDeclared(t *testing.T) {
 		if p["rcu"] == 1 {
 			seen["the old map freed through RCU"] = true
 		}
+		if p["vcpu-commit"] == 1 {
+			seen["a commit from a vCPU's own write"] = true
+		}
 	}
 	for _, mech := range []string{"two dirty syncs", "a tlb_reset_dirty beside a flush of every TLB", "two flushes of one TLB", "two sources", "two targets",
-		"one foreign path alone", "the old map freed through RCU"} {
+		"one foreign path alone", "the old map freed through RCU", "a commit from a vCPU's own write"} {
 		if !seen[mech] {
 			t.Errorf("no configuration with %s", mech)
 		}

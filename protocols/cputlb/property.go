@@ -73,5 +73,10 @@ func (m *machine) itemsFor(c int) uint8 {
 			want++
 		}
 	}
-	return uint8(want) + m.rounds + m.commits
+	want += int(m.rounds) + m.transactions()
+	if m.vcpuCommit && !m.cfg.commitDeferred && c == m.envCPU {
+		// The v5.0 code flushes the committing vCPU at once (tcg_commit).
+		want--
+	}
+	return uint8(want)
 }

@@ -150,9 +150,12 @@ var Protocol = &model.Protocol{
 			Description: "dirty-bitmap syncs (and sends of D) by the migration thread, which resets TLBs from another thread and waits with run_on_cpu; 0: no migration thread"},
 		{Name: "commit", Default: 1, Min: 0, Max: 1,
 			Description: "memory transactions committed by the main loop (tcg_commit: tlb_flush of every vCPU); 0: no main-loop thread"},
+		{Name: "vcpu-commit", Default: 0, Min: 0, Max: 1,
+			Description: "1: the first target's guest programs a device's BAR in an instruction that then loads from M: the MMIO store commits the transaction " +
+				"on the vCPU's own thread with the BQL, and the load uses what mmu_lookup found before the store; needs commit=0"},
 		{Name: "rcu", Default: 0, Min: 0, Max: 1,
 			Description: "1: the committed transaction's old map is freed through RCU (the vCPUs' read sections around cpu_exec, the call_rcu thread's grace period and address_space_dispatch_free), " +
-				"and a device interrupt pending on the first target is delivered before cpu_exec tests exit_request, reading its vector table through a TLB fill; needs commit=1"},
+				"and a device interrupt pending on the first target is delivered before cpu_exec tests exit_request, reading its vector table through a TLB fill; needs commit=1 or vcpu-commit=1"},
 	},
 	New:    newMachine,
 	Matrix: matrix,
@@ -169,7 +172,7 @@ func variantList() []model.Variant {
 
 // shape is the size of an instance.
 type shape struct {
-	cpus, accesses, sources, migration, commit, rcu int
+	cpus, accesses, sources, migration, commit, rcu, vcpuCommit int
 }
 
 func newMachine(variant string, p model.Params) (model.Machine, error) {
@@ -177,7 +180,7 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 		if v.Name != variant {
 			continue
 		}
-		sh := shape{cpus: p["cpus"], accesses: p["accesses"], sources: p["sources"], migration: p["migration"], commit: p["commit"], rcu: p["rcu"]}
+		sh := shape{cpus: p["cpus"], accesses: p["accesses"], sources: p["sources"], migration: p["migration"], commit: p["commit"], rcu: p["rcu"], vcpuCommit: p["vcpu-commit"]}
 		if sh.cpus < 2 || sh.cpus > maxCPUs || sh.accesses < 1 || sh.accesses > 3 || sh.sources < 1 || sh.sources > maxSources ||
 			sh.migration < 0 || sh.migration > 2 || sh.commit < 0 || sh.commit > 1 {
 			return nil, fmt.Errorf("cpus=%d accesses=%d sources=%d migration=%d commit=%d out of range", sh.cpus, sh.accesses, sh.sources, sh.migration, sh.commit)
@@ -185,8 +188,14 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 		if sh.rcu < 0 || sh.rcu > 1 {
 			return nil, fmt.Errorf("rcu=%d out of range: 0 or 1", sh.rcu)
 		}
-		if sh.rcu == 1 && sh.commit == 0 {
-			return nil, fmt.Errorf("rcu=1 needs commit=1: only a committed transaction gives the call_rcu thread a map to free")
+		if sh.vcpuCommit < 0 || sh.vcpuCommit > 1 {
+			return nil, fmt.Errorf("vcpu-commit=%d out of range: 0 or 1", sh.vcpuCommit)
+		}
+		if sh.vcpuCommit == 1 && sh.commit == 1 {
+			return nil, fmt.Errorf("vcpu-commit=1 needs commit=0: the model has one transaction, committed by the main loop or by the vCPU")
+		}
+		if sh.rcu == 1 && sh.commit+sh.vcpuCommit == 0 {
+			return nil, fmt.Errorf("rcu=1 needs commit=1 or vcpu-commit=1: only a committed transaction gives the call_rcu thread a map to free")
 		}
 		if sh.sources >= sh.cpus {
 			return nil, fmt.Errorf("sources=%d needs cpus > %d: a target vCPU runs the guest code that uses the pages", sh.sources, sh.sources)

@@ -247,7 +247,10 @@ func (s *state) AppendKey(b []byte) []byte {
 		b = append(b, s.mig.pc, s.mig.idx|s.mig.sub<<4, s.mig.round|boolByte(s.mig.dirty)<<4)
 	}
 	if s.hasMain {
-		b = append(b, s.main.pc, s.main.idx|s.main.sub<<4, s.rcuPC|boolByte(s.cbQueued)<<3|boolByte(s.freed)<<4)
+		b = append(b, s.main.pc, s.main.idx|s.main.sub<<4, 0)
+	}
+	if s.hasRCU {
+		b = append(b, s.rcuPC|boolByte(s.cbQueued)<<3|boolByte(s.freed)<<4)
 	}
 	return append(b, mutexByte(s.listLock), mutexByte(s.bql),
 		byte(s.exclCond.Set()), byte(s.resumeCond.Set()), s.resumed, s.sent)
@@ -260,6 +263,9 @@ func (s *state) keyLen() int {
 	}
 	if s.hasMain {
 		n += envKeyLen
+	}
+	if s.hasRCU {
+		n++
 	}
 	return n
 }
@@ -325,11 +331,17 @@ func (s *state) Decode(b []byte) error {
 	}
 	if s.hasMain {
 		s.main = envThread{pc: g[0], idx: g[1] & 15, sub: g[1] >> 4}
-		s.rcuPC, s.cbQueued, s.freed = g[2]&7, g[2]&8 != 0, g[2]&16 != 0
-		if g[2]>>5 != 0 || s.rcuPC > rcDone || !s.hasRCU && g[2] != 0 {
+		if g[2] != 0 {
 			return errSync
 		}
 		g = g[envKeyLen:]
+	}
+	if s.hasRCU {
+		s.rcuPC, s.cbQueued, s.freed = g[0]&7, g[0]&8 != 0, g[0]&16 != 0
+		if g[0]>>5 != 0 || s.rcuPC > rcDone {
+			return errSync
+		}
+		g = g[1:]
 	}
 	if !holderOK(g[0]) || !holderOK(g[1]) || !setOK(g[2]) || !setOK(g[3]) || g[4] >= 1<<maxSources {
 		return errSync

@@ -253,3 +253,31 @@ func TestDispatchLiveEras(t *testing.T) {
 		}
 	}
 }
+
+// TestVCPUCommitEras: a commit from the first target's own MMIO write, in
+// an instruction whose second access uses what mmu_lookup found before it
+// (vcpu-commit=1, the main loop and the migration thread left out). v5.0
+// switches the writer's cached dispatch in tcg_commit and 10.1 reads the
+// current map, so the second access resolves the old index in the new map
+// (0d58c660689f's race (2)); from 0d58c660689f on, and in master, it does
+// not, with or without the old map freed through RCU.
+func TestVCPUCommitEras(t *testing.T) {
+	for _, rcu := range []int{0, 1} {
+		p := model.Params{"vcpu-commit": 1, "commit": 0, "migration": 0, "rcu": rcu}
+		for _, c := range []struct {
+			variant string
+			ok      bool
+		}{
+			{"synced", false}, {"dispatch-uncached", false},
+			{"synced-fixed", true}, {"master", true}, {"master-map-gen", true},
+		} {
+			r, _ := explore(t, c.variant, p, explorer.Options{Workers: 2})
+			switch {
+			case c.ok && r.Verdict != explorer.OK:
+				t.Errorf("%s %v: %s, want ok", c.variant, p, r)
+			case !c.ok && (r.Violation == nil || r.Violation.Property != DispatchCoherent):
+				t.Errorf("%s %v: %s, want dispatch-coherent", c.variant, p, r)
+			}
+		}
+	}
+}
