@@ -71,6 +71,12 @@
 //     then loads from M with what mmu_lookup found before the store; in
 //     v5.0 tcg_commit flushes the writer's own TLB at once and
 //     cpu_reloading_memory_map splits its read section.
+//   - With iommu=1 (iommu.go), an IOMMU thread with the BQL unmaps a
+//     translation the first target caches, and tcg_iommu_unmap_notify's
+//     tlb_flush flushes that vCPU's TLB: on the notifying thread since
+//     30933c4fb4f3, queued on the vCPU before; the first target's TLB
+//     hits then read the comparator and the addend in two steps, as the
+//     TCG-generated inline lookup does.
 //
 // Every vCPU starts with X_s->P cached, its work list drained, about to
 // enter cpu_exec; the first target has stored to D since the migration
@@ -83,7 +89,9 @@
 // exactly once and is freed, or marked done, exactly once), dirty-tracking
 // (the migration dirty bitmap covers every store since D was last sent),
 // dispatch-coherent (io_readx never resolves a section index against a
-// dispatch other than the one its entry was filled from), dispatch-live
+// dispatch other than the one its entry was filled from), tlb-owner-only
+// (with iommu=1: no thread but a vCPU's own flushes its TLB between the
+// comparator and the addend of one of its lookups), dispatch-live
 // (with rcu=1: no access reads a dispatch, or a section of one, that the
 // call_rcu thread has freed), deadlock, one
 // progress property per source ("the source's next instruction
@@ -130,13 +138,12 @@
 // TLB and the jump cache, TLB resizing, spurious wake-ups (every wait
 // here re-tests its predicate in a loop), the non-TCG accelerators and weak
 // memory; the call_rcu thread's batching sleep (a heuristic, not a
-// synchronisation, so the model lets it take any time); the IOMMU
-// notifier's tlb_flush (tcg_iommu_unmap_notify, which since 30933c4fb4f3
-// flushes another vCPU's TLB from the notifying thread), and
-// cpu_exec_step_atomic (which runs without a read section); a commit by
-// the main loop and one by a vCPU in the same run; and, in the real
-// implementation, rcu=1 and vcpu-commit=1 (it refuses them: they are the
-// model's only, so far).
+// synchronisation, so the model lets it take any time); TLB resizing in
+// a flush from another thread (tlb_mmu_resize_locked frees the table the
+// owner may be reading); cpu_exec_step_atomic (which runs without a read
+// section); a commit by the main loop and one by a vCPU in the same run;
+// and, in the real implementation, rcu=1, vcpu-commit=1 and iommu=1 (it
+// refuses them: they are the model's only, so far).
 //
 // Sources: seed 000_b36807347ebe5ed1 ("[PATCH v8 74/74] cputlb: queue async
 // flush jobs without the BQL", Emilio G. Cota); QEMU accel/tcg/cputlb.c at
@@ -156,6 +163,9 @@
 // iotlb_to_section); the qemu-devel thread "Record AS in full tlb"
 // (December 2025, <0d3b4338-2c31-4e42-8a8e-319f3ad4029f@linaro.org>);
 // accel/tcg/cputlb.c's mmu_lookup and do_st_mmio_leN/do_ld_mmio_beN;
+// tcg_iommu_unmap_notify (system/physmem.c at 02825d1e5577) and
+// tlb_flush_by_mmuidx (cputlb.c at 0039e5fd2234), 30933c4fb4f3
+// (<20240523230747.45703-6-npiggin@gmail.com>);
 // util/rcu.c and system/memory.c (call_rcu, synchronize_rcu,
 // flatview_unref, flatview_destroy); QEMU cpu-common.c at
 // 18530e7c57dec3d82d02ed17038661e2005162c1 (the upstream exclusive

@@ -85,6 +85,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if m.rcu {
 		return nil, fmt.Errorf("rcu=1 is explored on the model only: the real implementation has no call_rcu thread or read sections yet (use rcu=0)")
 	}
+	if m.iommu {
+		return nil, fmt.Errorf("iommu=1 is explored on the model only: the real implementation has no IOMMU thread yet (use iommu=0)")
+	}
 	if m.vcpuCommit {
 		return nil, fmt.Errorf("vcpu-commit=1 is explored on the model only: the real implementation has no commit from a vCPU yet (use vcpu-commit=0)")
 	}

@@ -17,10 +17,12 @@ type machine struct {
 	// vcpuCommit: the first target's guest commits the transaction itself
 	// (vcpucommit.go); commits is then 0.
 	vcpuCommit bool
-	envCPU     int // the vCPU whose guest stores to D and reads M (the first target)
-	mig        int // thread index of the migration thread, or -1
-	main       int // thread index of the main loop, or -1
-	rcuT       int // thread index of the call_rcu thread, or -1
+	iommu      bool // the IOMMU notifier's thread (iommu.go)
+	iommuT     int  // its thread index, or -1
+	envCPU     int  // the vCPU whose guest stores to D and reads M (the first target)
+	mig        int  // thread index of the migration thread, or -1
+	main       int  // thread index of the main loop, or -1
+	rcuT       int  // thread index of the call_rcu thread, or -1
 	threads    []string
 	mem        []string // names of the memory words
 	program    [maxCPUs][]op
@@ -42,7 +44,7 @@ type machine struct {
 
 func newMachineOf(cfg config, p shape) *machine {
 	m := &machine{cfg: cfg, n: p.cpus, sources: p.sources, accesses: uint8(p.accesses),
-		rounds: uint8(p.migration), commits: uint8(p.commit), rcu: p.rcu == 1 && p.commit+p.vcpuCommit > 0, vcpuCommit: p.vcpuCommit == 1, envCPU: p.sources, mig: -1, main: -1, rcuT: -1}
+		rounds: uint8(p.migration), commits: uint8(p.commit), rcu: p.rcu == 1 && p.commit+p.vcpuCommit > 0, vcpuCommit: p.vcpuCommit == 1, iommu: p.iommu == 1, iommuT: -1, envCPU: p.sources, mig: -1, main: -1, rcuT: -1}
 	m.threads = append([]string(nil), cpuNames[:m.n]...)
 	if m.rounds > 0 {
 		m.mig = len(m.threads)
@@ -55,6 +57,10 @@ func newMachineOf(cfg config, p shape) *machine {
 	if m.rcu {
 		m.rcuT = len(m.threads)
 		m.threads = append(m.threads, "call_rcu")
+	}
+	if m.iommu {
+		m.iommuT = len(m.threads)
+		m.threads = append(m.threads, "iommu")
 	}
 	word := func(name string) model.Addr {
 		m.mem = append(m.mem, name)
@@ -97,6 +103,9 @@ func newMachineOf(cfg config, p shape) *machine {
 	if m.rcu {
 		m.props.Assertions = append(m.props.Assertions, DispatchLive)
 	}
+	if m.iommu {
+		m.props.Assertions = append(m.props.Assertions, TLBOwnerOnly)
+	}
 	for s := 0; s < m.sources; s++ {
 		s := s
 		m.props.Progress = append(m.props.Progress, model.Progress{
@@ -129,7 +138,7 @@ func (m *machine) Properties() model.Properties { return m.props }
 // dropped TLB_NOTDIRTY); that target's TLB also holds M, filled under the
 // current dispatch (generation 0).
 func (m *machine) Init() model.State {
-	s := &state{n: uint8(m.n), hasMig: m.rounds > 0, hasMain: m.commits > 0, hasRCU: m.rcu, mem: model.NewMem(m.mem...)}
+	s := &state{n: uint8(m.n), hasMig: m.rounds > 0, hasMain: m.commits > 0, hasRCU: m.rcu, hasIOMMU: m.iommu, mem: model.NewMem(m.mem...)}
 	for p := 0; p < m.sources; p++ {
 		s.mem.Init(m.aPTE[p], 1)
 	}
@@ -164,6 +173,9 @@ func (m *machine) Step(st model.State, t int, x *model.Exec) {
 		return
 	case m.rcuT:
 		m.stepRCU(s, x)
+		return
+	case m.iommuT:
+		m.stepIOMMU(s, x)
 		return
 	}
 	switch s.cpu[t].pc {

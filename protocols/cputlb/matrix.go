@@ -74,6 +74,13 @@ var matrix = []model.Config{
 	{Params: model.Params{"vcpu-commit": 1, "commit": 0},
 		Why:    "the vCPU's own commit beside the migration thread",
 		Expect: map[string]string{"master": DirtyTracking}},
+	{Params: model.Params{"iommu": 1, "commit": 0, "migration": 0},
+		Why: "the IOMMU notifier's tlb_flush of the first target, from the notifying thread since 30933c4fb4f3, beside the target's inline TLB lookups",
+		Expect: map[string]string{
+			"synced": model.ExpectOK, "synced-no-bql": model.ExpectOK, "commit-direct": model.ExpectOK,
+			"sync-no-reset": model.ExpectOK, "is-clean-unlocked": model.ExpectOK,
+			"dispatch-uncached": TLBOwnerOnly, "master": TLBOwnerOnly, "master-rfc": TLBOwnerOnly,
+		}},
 	{Params: model.Params{"sources": 2, "cpus": 3, "migration": 0, "commit": 0},
 		Why: "two sources issuing synced flushes at once: each queues a flush on the other and safe work on itself, and their exclusive sections interleave",
 		// The variants that differ only on the foreign paths explore the

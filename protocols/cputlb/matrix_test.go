@@ -18,7 +18,7 @@ var runMatrix = flag.Bool("matrix", false, "explore the heavy configurations: th
 // they make each mechanism happen at least twice.
 func TestMatrixDeclared(t *testing.T) {
 	props := map[string]bool{model.ExpectOK: true, NoStaleTranslation: true, WorkOnce: true, DirtyTracking: true,
-		DispatchCoherent: true, DispatchLive: true, model.Deadlock: true}
+		DispatchCoherent: true, DispatchLive: true, TLBOwnerOnly: true, model.Deadlock: true}
 	seen := map[string]bool{}
 	for i, c := range append([]model.Config{{Why: "the default"}}, Protocol.Matrix...) {
 		p, err := Protocol.Resolve(c.Params)
@@ -66,9 +66,12 @@ func TestMatrixDeclared(t *testing.T) {
 		if p["vcpu-commit"] == 1 {
 			seen["a commit from a vCPU's own write"] = true
 		}
+		if p["iommu"] == 1 {
+			seen["the IOMMU notifier"] = true
+		}
 	}
 	for _, mech := range []string{"two dirty syncs", "a tlb_reset_dirty beside a flush of every TLB", "two flushes of one TLB", "two sources", "two targets",
-		"one foreign path alone", "the old map freed through RCU", "a commit from a vCPU's own write"} {
+		"one foreign path alone", "the old map freed through RCU", "a commit from a vCPU's own write", "the IOMMU notifier"} {
 		if !seen[mech] {
 			t.Errorf("no configuration with %s", mech)
 		}

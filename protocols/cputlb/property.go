@@ -14,6 +14,7 @@ const (
 	DirtyTracking      = "dirty-tracking"
 	DispatchCoherent   = "dispatch-coherent"
 	DispatchLive       = "dispatch-live"
+	TLBOwnerOnly       = "tlb-owner-only"
 )
 
 // Metric indexes into the machine's Properties().Metrics.
@@ -49,7 +50,7 @@ func (m *machine) workOnce(st model.State) string {
 			return ""
 		}
 	}
-	if s.hasMig && s.mig.pc != migDone || s.hasMain && s.main.pc != cmDone {
+	if s.hasMig && s.mig.pc != migDone || s.hasMain && s.main.pc != cmDone || s.hasIOMMU && s.iommu.pc != imDone {
 		return ""
 	}
 	for c := 0; c < m.n; c++ {
@@ -74,6 +75,9 @@ func (m *machine) itemsFor(c int) uint8 {
 		}
 	}
 	want += int(m.rounds) + m.transactions()
+	if m.iommu && !m.cfg.notifyDirect && c == m.envCPU {
+		want++ // the notifier's queued tlb_flush
+	}
 	if m.vcpuCommit && !m.cfg.commitDeferred && c == m.envCPU {
 		// The v5.0 code flushes the committing vCPU at once (tcg_commit).
 		want--

@@ -23,6 +23,7 @@ type config struct {
 	// QEMU since 10.1.
 	uncached       bool // 2865bf1c5795: no cpuas->memory_dispatch; tlb_fill and iotlb_to_section read the address space's current map, tcg_commit_cpu only flushes
 	sectionInEntry bool // master: tlb_set_page_full keeps the section in the full TLB entry (full->section), so the access does not look it up again
+	notifyDirect   bool // 30933c4fb4f3: tlb_flush of another vCPU (the IOMMU notifier's) runs on the caller's thread
 	mapGen         bool // a fix for master: the entry also keeps its map's generation, and io_prepare refills an entry of an older map instead of using its section
 }
 
@@ -44,7 +45,7 @@ var (
 	// before tlb.c.lock (the RFC was not merged) and, since 2865bf1c5795,
 	// no vCPU caches a dispatch. masterCfg also keeps the section in the
 	// full TLB entry.
-	dispatchUncached = config{synced: true, endTB: true, kickQueue: true, dirtyReset: true, commitDeferred: true, uncached: true}
+	dispatchUncached = config{synced: true, endTB: true, kickQueue: true, dirtyReset: true, commitDeferred: true, uncached: true, notifyDirect: true}
 	masterCfg        = without(dispatchUncached, func(c *config) { c.sectionInEntry = true })
 )
 
@@ -116,9 +117,9 @@ var variants = []struct {
 		without(masterCfg, func(c *config) { c.dirtyLocked = true })},
 	{model.Variant{Name: "master-map-gen", Expect: model.ExpectOK,
 		Description: "a fix for master's use of a freed section: the full TLB entry also keeps the generation of the map it was filled from, and io_prepare, " +
-			"before it touches full->section, compares it with the current map's and fills the entry again if they differ; with the RFC",
+			"before it touches full->section, compares it with the current map's and fills the entry again if they differ; with the RFC, and with the IOMMU notifier's tlb_flush queued on the vCPU (async_run_on_cpu) as before 30933c4fb4f3",
 		Source: masterSource + "; the fix is this model's candidate (a generation, not a pointer, so a reused address cannot match); RFC <20240220041922.373029-2-npiggin@gmail.com>"},
-		without(masterCfg, func(c *config) { c.dirtyLocked, c.mapGen = true, true })},
+		without(masterCfg, func(c *config) { c.dirtyLocked, c.mapGen, c.notifyDirect = true, true, false })},
 	{model.Variant{Name: "non-synced", Expect: NoStaleTranslation,
 		Description: "tlb_flush_page_by_mmuidx_all_cpus: remote jobs queued, own TLB flushed at once, the source continues (ppc tlbie before 2024, H9); fixed environment",
 		Source:      "82676f1fc4b1 target/ppc: Fix broadcast tlbie synchronisation"},
@@ -153,6 +154,9 @@ var Protocol = &model.Protocol{
 		{Name: "vcpu-commit", Default: 0, Min: 0, Max: 1,
 			Description: "1: the first target's guest programs a device's BAR in an instruction that then loads from M: the MMIO store commits the transaction " +
 				"on the vCPU's own thread with the BQL, and the load uses what mmu_lookup found before the store; needs commit=0"},
+		{Name: "iommu", Default: 0, Min: 0, Max: 1,
+			Description: "1: an IOMMU thread, with the BQL, unmaps a translation the first target caches, and tcg_iommu_unmap_notify flushes that vCPU's TLB " +
+				"(on the notifying thread since 30933c4fb4f3, queued before); the first target's TLB hits then read the comparator and the addend in two steps"},
 		{Name: "rcu", Default: 0, Min: 0, Max: 1,
 			Description: "1: the committed transaction's old map is freed through RCU (the vCPUs' read sections around cpu_exec, the call_rcu thread's grace period and address_space_dispatch_free), " +
 				"and a device interrupt pending on the first target is delivered before cpu_exec tests exit_request, reading its vector table through a TLB fill; needs commit=1 or vcpu-commit=1"},
@@ -172,7 +176,7 @@ func variantList() []model.Variant {
 
 // shape is the size of an instance.
 type shape struct {
-	cpus, accesses, sources, migration, commit, rcu, vcpuCommit int
+	cpus, accesses, sources, migration, commit, rcu, vcpuCommit, iommu int
 }
 
 func newMachine(variant string, p model.Params) (model.Machine, error) {
@@ -180,13 +184,16 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 		if v.Name != variant {
 			continue
 		}
-		sh := shape{cpus: p["cpus"], accesses: p["accesses"], sources: p["sources"], migration: p["migration"], commit: p["commit"], rcu: p["rcu"], vcpuCommit: p["vcpu-commit"]}
+		sh := shape{cpus: p["cpus"], accesses: p["accesses"], sources: p["sources"], migration: p["migration"], commit: p["commit"], rcu: p["rcu"], vcpuCommit: p["vcpu-commit"], iommu: p["iommu"]}
 		if sh.cpus < 2 || sh.cpus > maxCPUs || sh.accesses < 1 || sh.accesses > 3 || sh.sources < 1 || sh.sources > maxSources ||
 			sh.migration < 0 || sh.migration > 2 || sh.commit < 0 || sh.commit > 1 {
 			return nil, fmt.Errorf("cpus=%d accesses=%d sources=%d migration=%d commit=%d out of range", sh.cpus, sh.accesses, sh.sources, sh.migration, sh.commit)
 		}
 		if sh.rcu < 0 || sh.rcu > 1 {
 			return nil, fmt.Errorf("rcu=%d out of range: 0 or 1", sh.rcu)
+		}
+		if sh.iommu < 0 || sh.iommu > 1 {
+			return nil, fmt.Errorf("iommu=%d out of range: 0 or 1", sh.iommu)
 		}
 		if sh.vcpuCommit < 0 || sh.vcpuCommit > 1 {
 			return nil, fmt.Errorf("vcpu-commit=%d out of range: 0 or 1", sh.vcpuCommit)

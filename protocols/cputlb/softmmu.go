@@ -32,6 +32,7 @@ import (
 const (
 	ldWalk   uint8 = iota // TLB hit -> use; miss -> tlb_fill's page walk
 	ldInstal              // tlb_set_page: under tlb.c.lock, install X_p->P; then the access uses the entry
+	ldAddend              // with iommu, on the first target: the comparator matched; read the addend and use it
 )
 
 // stepLoad is one guest load from page X_p by vCPU t: a TLB hit uses the
@@ -44,6 +45,25 @@ func (m *machine) stepLoad(s *state, t, p int, x *model.Exec) bool {
 	bit := uint8(1) << uint(p)
 	switch v.sub {
 	case ldWalk:
+		if v.tlbX&bit != 0 && m.splitHit(t) {
+			x.Touch(tlbNames[t], false)
+			if x.Labelling() {
+				x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the comparator: it matches %s->P", name, pageNames[p], pageNames[p])
+			}
+			v.sub = ldAddend
+			return false
+		}
+		fallthrough
+	case ldAddend:
+		if v.sub == ldAddend && v.tlbX&bit == 0 {
+			x.Touch(tlbNames[t], false)
+			if x.Labelling() {
+				x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the entry's addend", name, pageNames[p])
+			}
+			x.Fail(TLBOwnerOnly, "%s's load from page %s matched the comparator of %s->P, then read the addend of an entry that another thread flushed in between "+
+				"(tcg_iommu_unmap_notify's tlb_flush runs on the notifying thread since 30933c4fb4f3): the host address is not P's", name, pageNames[p], pageNames[p])
+			return true
+		}
 		if v.tlbX&bit != 0 {
 			x.Touch(tlbNames[t], false)
 			if x.Recording() {

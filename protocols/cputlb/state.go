@@ -165,10 +165,11 @@ type envThread struct {
 // sized for the largest instance (of which the first n are used), so that
 // copying a state is copying a struct and its memory's words.
 type state struct {
-	n       uint8 // vCPUs of the instance (the machine's; not encoded)
-	hasMig  bool  // the instance has a migration thread (not encoded)
-	hasMain bool  // the instance has a main-loop thread (not encoded)
-	hasRCU  bool  // the instance has a call_rcu thread (not encoded)
+	n        uint8 // vCPUs of the instance (the machine's; not encoded)
+	hasMig   bool  // the instance has a migration thread (not encoded)
+	hasMain  bool  // the instance has a main-loop thread (not encoded)
+	hasRCU   bool  // the instance has a call_rcu thread (not encoded)
+	hasIOMMU bool  // the instance has an IOMMU thread (not encoded)
 
 	mem  model.Mem
 	cpu  [maxCPUs]vcpu
@@ -180,6 +181,8 @@ type state struct {
 	rcuPC    uint8
 	cbQueued bool
 	freed    bool
+
+	iommu envThread // the IOMMU thread (iommu.go): its pc
 
 	listLock   model.Mutex // qemu_cpu_list_lock
 	bql        model.Mutex
@@ -249,6 +252,9 @@ func (s *state) AppendKey(b []byte) []byte {
 	if s.hasMain {
 		b = append(b, s.main.pc, s.main.idx|s.main.sub<<4, 0)
 	}
+	if s.hasIOMMU {
+		b = append(b, s.iommu.pc)
+	}
 	if s.hasRCU {
 		b = append(b, s.rcuPC|boolByte(s.cbQueued)<<3|boolByte(s.freed)<<4)
 	}
@@ -267,6 +273,9 @@ func (s *state) keyLen() int {
 	if s.hasRCU {
 		n++
 	}
+	if s.hasIOMMU {
+		n++
+	}
 	return n
 }
 
@@ -280,6 +289,9 @@ func (s *state) threads() int {
 		t++
 	}
 	if s.hasRCU {
+		t++
+	}
+	if s.hasIOMMU {
 		t++
 	}
 	return t
@@ -335,6 +347,13 @@ func (s *state) Decode(b []byte) error {
 			return errSync
 		}
 		g = g[envKeyLen:]
+	}
+	if s.hasIOMMU {
+		if g[0] > imDone {
+			return errSync
+		}
+		s.iommu = envThread{pc: g[0]}
+		g = g[1:]
 	}
 	if s.hasRCU {
 		s.rcuPC, s.cbQueued, s.freed = g[0]&7, g[0]&8 != 0, g[0]&16 != 0
@@ -394,6 +413,9 @@ func (s *state) Vars() []model.Var {
 	}
 	if s.hasMain {
 		out = append(out, model.Var{Name: "main-loop", Value: commitPCNames[s.main.pc]})
+	}
+	if s.hasIOMMU {
+		out = append(out, model.Var{Name: "iommu", Value: iommuPCNames[s.iommu.pc]})
 	}
 	if s.hasRCU {
 		var readers []string

@@ -281,3 +281,27 @@ func TestVCPUCommitEras(t *testing.T) {
 		}
 	}
 }
+
+// TestIOMMUNotifierEras: the IOMMU notifier's tlb_flush of another vCPU
+// runs on the notifying thread since 30933c4fb4f3, between the target's
+// comparator read and its addend read; before, and in the fix, it is
+// queued on the vCPU.
+func TestIOMMUNotifierEras(t *testing.T) {
+	p := model.Params{"iommu": 1, "commit": 0, "migration": 0}
+	for _, c := range []struct {
+		variant string
+		want    string
+		steps   int
+	}{
+		{"synced-fixed", "", 0}, {"master-map-gen", "", 0},
+		{"master", TLBOwnerOnly, 7}, {"dispatch-uncached", TLBOwnerOnly, 7},
+	} {
+		r, _ := explore(t, c.variant, p, explorer.Options{Workers: 2})
+		switch {
+		case c.want == "" && r.Verdict != explorer.OK:
+			t.Errorf("%s %v: %s, want ok", c.variant, p, r)
+		case c.want != "" && (r.Violation == nil || r.Violation.Property != c.want || len(r.Schedule) != c.steps):
+			t.Errorf("%s %v: %s, want %s in %d steps", c.variant, p, r, c.want, c.steps)
+		}
+	}
+}
