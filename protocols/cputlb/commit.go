@@ -64,13 +64,7 @@ func (m *machine) stepCommit(s *state, x *model.Exec) {
 			e.pc = cmCallRCU
 		}
 	case cmCallRCU:
-		// The old FlatView's last reference: its dispatch is freed by the
-		// call_rcu thread after a grace period (rcu.go).
-		s.cbQueued = true
-		x.Touch("rcu_call_queue", true)
-		if x.Labelling() {
-			x.Label("address_space_set_flatview: flatview_unref(old map): call_rcu(flatview_destroy); qemu_event_set(&rcu_call_ready_event)")
-		}
+		callRCU(s, x)
 		e.pc = cmCPU
 	case cmCPU:
 		m.stepTCGCommit(s, x)

@@ -171,6 +171,17 @@ func (m *machine) deliverIRQ(s *state, t int, x *model.Exec) {
 	v.pc = pcIRQInstall
 }
 
+// callRCU is address_space_set_flatview dropping the old FlatView's last
+// reference: flatview_unref queues flatview_destroy with call_rcu, for
+// the call_rcu thread to run after a grace period.
+func callRCU(s *state, x *model.Exec) {
+	s.cbQueued = true
+	x.Touch("rcu_call_queue", true)
+	if x.Labelling() {
+		x.Label("address_space_set_flatview: flatview_unref(old map): call_rcu(flatview_destroy); qemu_event_set(&rcu_call_ready_event)")
+	}
+}
+
 // Steps of the call_rcu thread (state.rcuPC).
 const (
 	rcWaitCB  uint8 = iota // qemu_event_wait(&rcu_call_ready_event) until a callback is queued

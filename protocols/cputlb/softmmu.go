@@ -241,24 +241,38 @@ func (m *machine) stepMMIO(s *state, t int, x *model.Exec) bool {
 		v.reg = 0
 		v.sub = ioLookup
 	case ioLock:
-		if bqlBusy(s, x) {
-			return false
+		if lockDevice(s, x, "io_readx", name, "mr->global_locking: qemu_mutex_lock_iothread; memory_region_dispatch_read") {
+			v.sub = ioUnBQL
 		}
-		x.Lock(&s.bql, "bql")
-		x.Count(mBQL, 1)
-		x.Touch("device M", true)
-		if x.Labelling() {
-			x.Labelf("io_readx(%s): mr->global_locking: qemu_mutex_lock_iothread; memory_region_dispatch_read", name)
-		}
-		v.sub = ioUnBQL
 	case ioUnBQL:
-		x.Unlock(&s.bql, "bql")
-		if x.Labelling() {
-			x.Labelf("io_readx(%s): qemu_mutex_unlock_iothread", name)
-		}
+		unlockDevice(s, x, "io_readx", name, "qemu_mutex_unlock_iothread")
 		return true
 	}
 	return false
+}
+
+// lockDevice is the step of vCPU name's MMIO access to M (in function fn)
+// that takes the BQL and reads the device, labelled fn(name): action; it
+// reports whether the step ran (not blocked on the BQL).
+func lockDevice(s *state, x *model.Exec, fn, name, action string) bool {
+	if bqlBusy(s, x) {
+		return false
+	}
+	x.Lock(&s.bql, "bql")
+	x.Count(mBQL, 1)
+	x.Touch("device M", true)
+	if x.Labelling() {
+		x.Labelf("%s(%s): %s", fn, name, action)
+	}
+	return true
+}
+
+// unlockDevice is the step that releases the BQL after M's device access.
+func unlockDevice(s *state, x *model.Exec, fn, name, action string) {
+	x.Unlock(&s.bql, "bql")
+	if x.Labelling() {
+		x.Labelf("%s(%s): %s", fn, name, action)
+	}
 }
 
 // Sub-steps of a store to D.

@@ -102,11 +102,7 @@ func (m *machine) stepBARThenM(s *state, t int, x *model.Exec) bool {
 			v.sub = bmCallRCU
 		}
 	case bmCallRCU:
-		s.cbQueued = true
-		x.Touch("rcu_call_queue", true)
-		if x.Labelling() {
-			x.Label("address_space_set_flatview: flatview_unref(old map): call_rcu(flatview_destroy); qemu_event_set(&rcu_call_ready_event)")
-		}
+		callRCU(s, x)
 		v.sub = bmCommit
 	case bmCommit:
 		if m.tcgCommit(s, x, t, &v.idx, &v.count) {
@@ -122,21 +118,11 @@ func (m *machine) stepBARThenM(s *state, t int, x *model.Exec) bool {
 	case bmUseM:
 		m.useM(s, t, x)
 	case bmLockM:
-		if bqlBusy(s, x) {
-			return false
+		if lockDevice(s, x, "do_ld_mmio_beN", name, "BQL_LOCK_GUARD; memory_region_dispatch_read") {
+			v.sub = bmUnlockM
 		}
-		x.Lock(&s.bql, "bql")
-		x.Count(mBQL, 1)
-		x.Touch("device M", true)
-		if x.Labelling() {
-			x.Labelf("do_ld_mmio_beN(%s): BQL_LOCK_GUARD; memory_region_dispatch_read", name)
-		}
-		v.sub = bmUnlockM
 	case bmUnlockM:
-		x.Unlock(&s.bql, "bql")
-		if x.Labelling() {
-			x.Labelf("do_ld_mmio_beN(%s): the BQL released; the instruction is done", name)
-		}
+		unlockDevice(s, x, "do_ld_mmio_beN", name, "the BQL released; the instruction is done")
 		return true
 	}
 	return false
