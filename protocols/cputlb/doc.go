@@ -75,8 +75,10 @@
 //     translation the first target caches, and tcg_iommu_unmap_notify's
 //     tlb_flush flushes that vCPU's TLB: on the notifying thread since
 //     30933c4fb4f3, queued on the vCPU before; the first target's TLB
-//     hits then read the comparator and the addend in two steps, as the
-//     TCG-generated inline lookup does.
+//     loads then read the comparator and the addend in two steps, as the
+//     TCG-generated inline lookup does (so iommu=1 needs commit=0 and
+//     migration=0: M's and D's accesses fold their lookup into the use,
+//     which is sound only while no other thread writes the vCPU's TLB).
 //
 // Every vCPU starts with X_s->P cached, its work list drained, about to
 // enter cpu_exec; the first target has stored to D since the migration

@@ -85,9 +85,6 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if m.rcu {
 		return nil, fmt.Errorf("rcu=1 is explored on the model only: the real implementation has no call_rcu thread or read sections yet (use rcu=0)")
 	}
-	if m.iommu {
-		return nil, fmt.Errorf("iommu=1 is explored on the model only: the real implementation has no IOMMU thread yet (use iommu=0)")
-	}
 	if m.vcpuCommit {
 		return nil, fmt.Errorf("vcpu-commit=1 is explored on the model only: the real implementation has no commit from a vCPU yet (use vcpu-commit=0)")
 	}
@@ -103,6 +100,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 		if m.commits > 0 {
 			e.Go("main-loop", r.mainLoop)
 		}
+		if m.iommu {
+			e.Go("iommu", r.iommu)
+		}
 		return r.finalCheck
 	}, nil
 }
@@ -113,8 +113,12 @@ type rcpu struct {
 	hasWaiter atomic.Uint32 // written only under qemu_cpu_list_lock
 	exitReq   atomic.Uint32
 	tlbD      atomic.Uint32 // the TLB entry of D (written under tlbMu)
-	dispatch  atomic.Uint32 // cpu_ases[0].memory_dispatch (its generation)
-	done      atomic.Uint32 // the run_on_cpu item's wi.done (under lock)
+	// The TLB entries of X_s (bit s) and of M (0 none, 1+g filled under
+	// dispatch generation g): written under tlbMu by the vCPU and, with
+	// iommu, by the IOMMU thread's flush; read lock-free by the vCPU.
+	tlbX, tlbM atomic.Uint32
+	dispatch   atomic.Uint32 // cpu_ases[0].memory_dispatch (its generation)
+	done       atomic.Uint32 // the run_on_cpu item's wi.done (under lock)
 
 	// tlbMu is tlb.c.lock in real mode.
 	tlbMu sync.Mutex
@@ -203,18 +207,24 @@ type vc struct {
 	name   string
 	guest  uint8
 	halted bool
-	tlbX   uint8 // bit s: X_s->P cached
-	tlbM   uint8 // 0 none, 1+g: M filled under dispatch generation g
 	cur    item
 	open   bool // real mode: an access's call is recorded, its return not yet
 }
 
+// x, setX, mEntry and setM read and write the vCPU's TLB entries of X_s
+// and M (rcpu.tlbX, rcpu.tlbM).
+func (v *vc) x() uint8      { return uint8(v.r.cpu[v.t].tlbX.Load()) }
+func (v *vc) setX(b uint8)  { v.r.cpu[v.t].tlbX.Store(uint32(b)) }
+func (v *vc) mEntry() uint8 { return uint8(v.r.cpu[v.t].tlbM.Load()) }
+func (v *vc) setM(e uint8)  { v.r.cpu[v.t].tlbM.Store(uint32(e)) }
+
 // vcpu is qemu_tcg_cpu_thread_fn: it returns when the vCPU would sleep on
 // halt_cond for good (see the file comment).
 func (r *run) vcpu(t int) {
-	v := &vc{r: r, t: t, name: cpuName(t), tlbX: uint8(1)<<uint(r.m.sources) - 1}
-	if r.m.commits > 0 && t == r.m.envCPU {
-		v.tlbM = 1
+	v := &vc{r: r, t: t, name: cpuName(t)}
+	v.setX(uint8(1)<<uint(r.m.sources) - 1)
+	if r.m.transactions() > 0 && t == r.m.envCPU {
+		v.setM(1)
 	}
 	for {
 		v.execStart()
@@ -337,7 +347,17 @@ func (v *vc) load(p int) {
 	r, name := v.r, v.name
 	bit := uint8(1) << uint(p)
 	for {
-		if v.tlbX&bit != 0 {
+		if r.m.splitHit(v.t) {
+			// The comparator's step reads the entry after its scheduling
+			// point: the IOMMU thread may flush it before.
+			r.e.Yield("cpu_exec(" + name + "): guest load from page " + pageNames[p] + ": the inline TLB lookup reads the comparator: ")
+			if v.x()&bit != 0 {
+				r.e.Note("it matches " + pageNames[p] + "->P")
+				v.loadAddend(p)
+				return
+			}
+			r.e.Note("it misses")
+		} else if v.x()&bit != 0 {
 			// Read the observer before the translation: an access that
 			// starts after the source resumed must not use the old entry
 			// (in real mode the two reads are not one instant).
@@ -358,7 +378,7 @@ func (v *vc) load(p int) {
 			r.e.Note(" -> P")
 			r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install %s->P; qemu_spin_unlock", name, tlbLockNames[v.t], pageNames[p]))
 			r.tlbLock(v.t)
-			v.tlbX |= bit
+			v.setX(v.x() | bit)
 			r.tlbUnlock(v.t)
 			continue
 		}
@@ -393,13 +413,13 @@ func (v *vc) callControlled(p int) {
 func (v *vc) mmio() {
 	r, name, m := v.r, v.name, v.r.m
 	for stale := false; ; {
-		if v.tlbM == 0 || stale {
+		if v.mEntry() == 0 || stale {
 			r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: " + m.dispatchRead() + " is generation ")
 			g := uint8(v.dispatch())
 			r.e.Notef("%d", g)
 			r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
 			r.tlbLock(v.t)
-			v.tlbM = g + 1
+			v.setM(g + 1)
 			r.tlbUnlock(v.t)
 			stale = false
 			continue
@@ -407,7 +427,7 @@ func (v *vc) mmio() {
 		if !m.cfg.mapGen {
 			break
 		}
-		filled := uint32(v.tlbM - 1)
+		filled := uint32(v.mEntry() - 1)
 		r.e.Yield(fmt.Sprintf("io_readx(%s): TLB hit on M; io_prepare: full->map_gen %d ", name, filled))
 		if g := r.curMap.Load(); g != filled {
 			r.e.Notef("!= qatomic_rcu_read(&as->current_map)->gen %d: the entry is stale, fill it again", g)
@@ -417,7 +437,7 @@ func (v *vc) mmio() {
 		r.e.Note("== qatomic_rcu_read(&as->current_map)->gen; section = full->section")
 		break
 	}
-	filled := uint32(v.tlbM - 1)
+	filled := uint32(v.mEntry() - 1)
 	switch {
 	case m.cfg.mapGen:
 	case m.cfg.sectionInEntry:
@@ -574,7 +594,7 @@ func (v *vc) sourceTB() bool {
 		// tlb_flush_page_by_mmuidx_async_0: the source's own TLB at once.
 		r.e.Yield(fmt.Sprintf("%s: tlb_flush_page_by_mmuidx_async_0(%s): qemu_spin_lock(%s); flush page %s at once; qemu_spin_unlock", fn, v.name, tlbLockNames[t], pageNames[t]))
 		r.tlbLock(t)
-		v.tlbX &^= 1 << uint(t)
+		v.setX(v.x() &^ (1 << uint(t)))
 		r.tlbUnlock(t)
 	}
 
@@ -793,7 +813,7 @@ func (v *vc) runFunc() {
 	switch v.cur.kind() {
 	case itemRemoteBQL, itemRemoteNoBQL, itemSafe:
 		r.tlbLock(v.t)
-		v.tlbX &^= 1 << uint(v.cur.src())
+		v.setX(v.x() &^ (1 << uint(v.cur.src())))
 		r.tlbUnlock(v.t)
 	case itemCommitBQL, itemCommitNoBQL:
 		v.flushAll()
@@ -813,7 +833,8 @@ func (v *vc) runFunc() {
 func (v *vc) flushAll() {
 	r, rc := v.r, v.r.cpu[v.t]
 	r.tlbLock(v.t)
-	v.tlbX, v.tlbM = 0, 0
+	v.setX(0)
+	v.setM(0)
 	rc.tlbD.Store(uint32(tlbNone))
 	r.tlbUnlock(v.t)
 }
@@ -971,6 +992,55 @@ func (r *run) runOnCPU(c int) {
 	}
 	rc.lock.Unlock(call + ": cpu_mutex_unlock(" + cpuName(c) + ")")
 	r.bql.Lock(call + ": qemu_mutex_lock_iothread")
+}
+
+// loadAddend is the second step of a TLB hit on X_p read in two steps
+// (iommu.go): the addend, after the comparator matched; the IOMMU
+// thread may have flushed the entry in between.
+func (v *vc) loadAddend(p int) {
+	r, name := v.r, v.name
+	bit := uint8(1) << uint(p)
+	resumed := r.resumed.Load()&uint32(bit) != 0
+	v.callRealMode(p)
+	r.e.Yield("cpu_exec(" + name + "): guest load from page " + pageNames[p] + ": the inline TLB lookup reads the addend: ")
+	if v.x()&bit == 0 {
+		r.e.Note("the entry was flushed")
+		r.e.Fail(TLBOwnerOnly, fmt.Sprintf("%s's load from page %s matched the comparator of %s->P, then read the addend of an entry that another thread flushed in between "+
+			"(tcg_iommu_unmap_notify's tlb_flush runs on the notifying thread since 30933c4fb4f3): the host address is not P's", name, pageNames[p], pageNames[p]))
+		return
+	}
+	r.e.Note(pageNames[p] + "->P's; the load uses it")
+	v.callControlled(p)
+	r.e.Return(v.t, mapped)
+	if resumed || r.resumed.Load()&uint32(bit) != 0 {
+		r.e.Fail(NoStaleTranslation, fmt.Sprintf("%s translates page %s with the TLB entry %s->P cached before cpu%d cleared the PTE, "+
+			"after cpu%d executed the instruction following %s: %s's flush item has not run",
+			name, pageNames[p], pageNames[p], p, p, r.m.flushName(), name))
+	}
+}
+
+// ---- the IOMMU thread (iommu.go) ----
+
+func (r *run) iommu() {
+	m, c := r.m, r.m.envCPU
+	rc, name := r.cpu[c], cpuName(c)
+	r.bql.Lock(fmt.Sprintf("iommu: bql_lock; the IOMMU unmaps a translation %s caches; memory_region_notify_iommu: tcg_iommu_unmap_notify(%s's notifier)", name, name))
+	if m.cfg.notifyDirect {
+		r.e.Yield(fmt.Sprintf("tcg_iommu_unmap_notify: tlb_flush(%s) on the iommu thread: tlb_flush_by_mmuidx_async_work(%s): qemu_spin_lock(%s); flush every entry; qemu_spin_unlock",
+			name, name, tlbLockNames[c]))
+		r.tlbLock(c)
+		rc.tlbX.Store(0)
+		rc.tlbM.Store(0)
+		rc.tlbD.Store(uint32(tlbNone))
+		r.tlbUnlock(c)
+	} else {
+		call := "tcg_iommu_unmap_notify: tlb_flush(" + name + "): async_run_on_cpu(" + name + ", tlb_flush_by_mmuidx_async_work)"
+		rc.lock.Lock(fmt.Sprintf("%s: qemu_mutex_lock(%s), append to %s", call, cpuLockName(c), workList(c)))
+		r.appendWork(c, itemCommitBQL)
+		r.kick(c, call+": "+kickLabel(c))
+		rc.lock.Unlock(fmt.Sprintf("%s: qemu_mutex_unlock(%s)", call, cpuLockName(c)))
+	}
+	r.bql.Unlock("iommu: bql_unlock")
 }
 
 // ---- the main loop (commit.go) ----

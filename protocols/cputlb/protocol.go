@@ -156,7 +156,7 @@ var Protocol = &model.Protocol{
 				"on the vCPU's own thread with the BQL, and the load uses what mmu_lookup found before the store; needs commit=0"},
 		{Name: "iommu", Default: 0, Min: 0, Max: 1,
 			Description: "1: an IOMMU thread, with the BQL, unmaps a translation the first target caches, and tcg_iommu_unmap_notify flushes that vCPU's TLB " +
-				"(on the notifying thread since 30933c4fb4f3, queued before); the first target's TLB hits then read the comparator and the addend in two steps"},
+				"(on the notifying thread since 30933c4fb4f3, queued before); the first target's loads then read the comparator and the addend in two steps; needs commit=0 migration=0"},
 		{Name: "rcu", Default: 0, Min: 0, Max: 1,
 			Description: "1: the committed transaction's old map is freed through RCU (the vCPUs' read sections around cpu_exec, the call_rcu thread's grace period and address_space_dispatch_free), " +
 				"and a device interrupt pending on the first target is delivered before cpu_exec tests exit_request, reading its vector table through a TLB fill; needs commit=1 or vcpu-commit=1"},
@@ -194,6 +194,13 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 		}
 		if sh.iommu < 0 || sh.iommu > 1 {
 			return nil, fmt.Errorf("iommu=%d out of range: 0 or 1", sh.iommu)
+		}
+		if sh.iommu == 1 && (sh.commit > 0 || sh.migration > 0 || sh.vcpuCommit > 0) {
+			// Only the loads of X_s read the comparator and the addend in
+			// two steps; M's and D's accesses fold their lookup into the
+			// use, which is sound only while no other thread flushes the
+			// vCPU's TLB.
+			return nil, fmt.Errorf("iommu=1 needs commit=0, vcpu-commit=0 and migration=0: the model splits only the loads' TLB lookup, and M's and D's accesses would need it too")
 		}
 		if sh.vcpuCommit < 0 || sh.vcpuCommit > 1 {
 			return nil, fmt.Errorf("vcpu-commit=%d out of range: 0 or 1", sh.vcpuCommit)

@@ -33,6 +33,7 @@ const (
 	ldWalk   uint8 = iota // TLB hit -> use; miss -> tlb_fill's page walk
 	ldInstal              // tlb_set_page: under tlb.c.lock, install X_p->P; then the access uses the entry
 	ldAddend              // with iommu, on the first target: the comparator matched; read the addend and use it
+	ldMiss                // with iommu, on the first target: the comparator missed; tlb_fill's page walk
 )
 
 // stepLoad is one guest load from page X_p by vCPU t: a TLB hit uses the
@@ -44,27 +45,48 @@ func (m *machine) stepLoad(s *state, t, p int, x *model.Exec) bool {
 	name := cpuNames[t]
 	bit := uint8(1) << uint(p)
 	switch v.sub {
-	case ldWalk:
-		if v.tlbX&bit != 0 && m.splitHit(t) {
-			x.Touch(tlbNames[t], false)
-			if x.Labelling() {
-				x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the comparator: it matches %s->P", name, pageNames[p], pageNames[p])
-			}
-			v.sub = ldAddend
-			return false
-		}
-		fallthrough
 	case ldAddend:
-		if v.sub == ldAddend && v.tlbX&bit == 0 {
-			x.Touch(tlbNames[t], false)
+		// The second load of the split lookup (iommu.go).
+		x.Touch(tlbNames[t], false)
+		if v.tlbX&bit == 0 {
 			if x.Labelling() {
-				x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the entry's addend", name, pageNames[p])
+				x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the addend: the entry was flushed", name, pageNames[p])
 			}
 			x.Fail(TLBOwnerOnly, "%s's load from page %s matched the comparator of %s->P, then read the addend of an entry that another thread flushed in between "+
 				"(tcg_iommu_unmap_notify's tlb_flush runs on the notifying thread since 30933c4fb4f3): the host address is not P's", name, pageNames[p], pageNames[p])
 			return true
 		}
-		if v.tlbX&bit != 0 {
+		if x.Recording() {
+			x.Call(t, access{p})
+			x.Return(t, mapped)
+		}
+		if x.Labelling() {
+			x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the addend: %s->P's; the load uses it", name, pageNames[p], pageNames[p])
+		}
+		m.staleCheck(s, t, p, x)
+		return true
+	case ldWalk:
+		if m.splitHit(t) {
+			// The first load of the split lookup (iommu.go), a step of its
+			// own whether it hits or misses: another thread may flush the
+			// entry before it.
+			x.Touch(tlbNames[t], false)
+			if v.tlbX&bit != 0 {
+				if x.Labelling() {
+					x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the comparator: it matches %s->P", name, pageNames[p], pageNames[p])
+				}
+				v.sub = ldAddend
+				return false
+			}
+			if x.Labelling() {
+				x.Labelf("cpu_exec(%s): guest load from page %s: the inline TLB lookup reads the comparator: it misses", name, pageNames[p])
+			}
+			v.sub = ldMiss
+			return false
+		}
+		fallthrough
+	case ldMiss:
+		if v.sub == ldWalk && v.tlbX&bit != 0 {
 			x.Touch(tlbNames[t], false)
 			if x.Recording() {
 				x.Call(t, access{p})
@@ -73,11 +95,7 @@ func (m *machine) stepLoad(s *state, t, p int, x *model.Exec) bool {
 			if x.Labelling() {
 				x.Labelf("cpu_exec(%s): guest load from page %s hits the softmmu TLB entry %s->P", name, pageNames[p], pageNames[p])
 			}
-			if s.resumed&bit != 0 {
-				x.Fail(NoStaleTranslation, "%s translates page %s with the TLB entry %s->P cached before cpu%d cleared the PTE, "+
-					"after cpu%d executed the instruction following %s: %s's flush item has not run (%s)",
-					name, pageNames[p], pageNames[p], p, p, m.flushName(), name, m.staleCause(s, t, p))
-			}
+			m.staleCheck(s, t, p, x)
 			return true
 		}
 		if x.Load(s.mem, m.aPTE[p]) != 0 {
@@ -105,6 +123,16 @@ func (m *machine) stepLoad(s *state, t, p int, x *model.Exec) bool {
 		v.sub = ldWalk
 	}
 	return false
+}
+
+// staleCheck is no-stale-translation at vCPU t's use of its entry of X_p.
+func (m *machine) staleCheck(s *state, t, p int, x *model.Exec) {
+	if s.resumed&(uint8(1)<<uint(p)) != 0 {
+		name := cpuNames[t]
+		x.Fail(NoStaleTranslation, "%s translates page %s with the TLB entry %s->P cached before cpu%d cleared the PTE, "+
+			"after cpu%d executed the instruction following %s: %s's flush item has not run (%s)",
+			name, pageNames[p], pageNames[p], p, p, m.flushName(), name, m.staleCause(s, t, p))
+	}
 }
 
 // Sub-steps of an MMIO read of M.
