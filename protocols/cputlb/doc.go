@@ -144,8 +144,9 @@
 // a flush from another thread (tlb_mmu_resize_locked frees the table the
 // owner may be reading); cpu_exec_step_atomic (which runs without a read
 // section); a commit by the main loop and one by a vCPU in the same run;
-// and, in the real implementation, rcu=1, vcpu-commit=1 and iommu=1 (it
-// refuses them: they are the model's only, so far).
+// and, in the real implementation, rcu=1 (it refuses it: the call_rcu
+// thread's waits need a wait-until primitive that explorer/rt does not
+// have yet).
 //
 // Sources: seed 000_b36807347ebe5ed1 ("[PATCH v8 74/74] cputlb: queue async
 // flush jobs without the BQL", Emilio G. Cota); QEMU accel/tcg/cputlb.c at

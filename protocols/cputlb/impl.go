@@ -85,9 +85,6 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if m.rcu {
 		return nil, fmt.Errorf("rcu=1 is explored on the model only: the real implementation has no call_rcu thread or read sections yet (use rcu=0)")
 	}
-	if m.vcpuCommit {
-		return nil, fmt.Errorf("vcpu-commit=1 is explored on the model only: the real implementation has no commit from a vCPU yet (use vcpu-commit=0)")
-	}
 	return func(e *rt.Env) func() *model.Violation {
 		r := newRun(e, m)
 		for c := 0; c < m.n; c++ {
@@ -326,6 +323,8 @@ func (v *vc) exec() {
 			v.load(int(o - opLoadX0))
 		case opMMIO:
 			v.mmio()
+		case opBARThenM:
+			v.barThenM()
 		case opStoreD:
 			v.store()
 		}
@@ -1046,15 +1045,29 @@ func (r *run) iommu() {
 // ---- the main loop (commit.go) ----
 
 func (r *run) mainLoop() {
-	m := r.m
 	g := r.curMap.Load() + 1
 	r.bql.Lock(fmt.Sprintf("memory_region_transaction_commit: qemu_mutex_lock_iothread; address_space_set_flatview: as->current_map = the new map (dispatch generation %d)", g))
 	r.curMap.Store(g)
+	r.tcgCommitAll(g, nil)
+	r.bql.Unlock("memory_region_transaction_commit: qemu_mutex_unlock_iothread")
+}
+
+// tcgCommitAll is every vCPU's tcg_commit of the map of generation g, by
+// the main loop (self nil) or by vCPU self, which holds the BQL
+// (commit.go tcgCommit).
+func (r *run) tcgCommitAll(g uint32, self *vc) {
+	m := r.m
 	for c := 0; c < m.n; c++ {
 		rc := r.cpu[c]
 		if !m.cfg.commitDeferred {
 			r.e.Yield(fmt.Sprintf("tcg_commit(%s): atomic_rcu_set(&cpuas->memory_dispatch, address_space_to_dispatch(as)) (generation %d)", cpuName(c), g))
 			rc.dispatch.Store(g)
+			if self != nil && self.t == c {
+				r.e.Yield(fmt.Sprintf("tcg_commit(%s): tlb_flush(%s) on its own thread: tlb_flush_by_mmuidx_async_work at once: qemu_spin_lock(%s); flush every entry; qemu_spin_unlock",
+					cpuName(c), cpuName(c), tlbLockNames[c]))
+				self.flushAll()
+				continue
+			}
 		}
 		call := m.commitCall(c)
 		rc.lock.Lock(fmt.Sprintf("%s: qemu_mutex_lock(%s), append to %s", call, cpuLockName(c), workList(c)))
@@ -1062,7 +1075,65 @@ func (r *run) mainLoop() {
 		r.kick(c, call+": "+kickLabel(c))
 		rc.lock.Unlock(fmt.Sprintf("%s: qemu_mutex_unlock(%s)", call, cpuLockName(c)))
 	}
-	r.bql.Unlock("memory_region_transaction_commit: qemu_mutex_unlock_iothread")
+}
+
+// barThenM is the instruction of vcpu-commit (vcpucommit.go): a store to
+// a device's BAR that commits a transaction on this vCPU's thread, then a
+// load from M with what mmu_lookup found before the store.
+func (v *vc) barThenM() {
+	r, m, name := v.r, v.r.m, v.name
+	if v.mEntry() == 0 {
+		v.fillM()
+	}
+	found := uint32(v.mEntry() - 1)
+	r.e.Yield(fmt.Sprintf("cpu_exec(%s): a store to the device's BAR and a load from M in one instruction: mmu_lookup: both pages hit; l.page[1].full is M's entry (generation %d)", name, found))
+	g := r.curMap.Load() + 1
+	r.bql.Lock(fmt.Sprintf("do_st_mmio_leN(%s): BQL_LOCK_GUARD; memory_region_dispatch_write: the device remaps its BAR: memory_region_transaction_commit: "+
+		"address_space_set_flatview: as->current_map = the new map (dispatch generation %d)", name, g))
+	r.curMap.Store(g)
+	r.tcgCommitAll(g, v)
+	r.bql.Unlock(fmt.Sprintf("do_st_mmio_leN(%s): memory_region_transaction_commit done; the BQL released", name))
+	for {
+		switch {
+		case m.cfg.mapGen:
+			r.e.Yield(fmt.Sprintf("do_ld_mmio_beN(%s): io_prepare: l.page[1].full->map_gen %d ", name, found))
+			if cur := r.curMap.Load(); cur != found {
+				r.e.Notef("!= qatomic_rcu_read(&as->current_map)->gen %d: the entry is stale, fill it again", cur)
+				v.fillM()
+				r.bql.Lock(fmt.Sprintf("do_ld_mmio_beN(%s): BQL_LOCK_GUARD; memory_region_dispatch_read", name))
+				r.bql.Unlock(fmt.Sprintf("do_ld_mmio_beN(%s): the BQL released; the instruction is done", name))
+				return
+			}
+			r.e.Note("== qatomic_rcu_read(&as->current_map)->gen; section = full->section")
+		case m.cfg.sectionInEntry:
+			r.e.Yield(fmt.Sprintf("do_ld_mmio_beN(%s): io_prepare: section = l.page[1].full->section (found by mmu_lookup before the store, generation %d)", name, found))
+		default:
+			r.e.Yield("io_readx(" + name + "): iotlb_to_section(l.page[1].full->xlat_section): " + m.dispatchRead() + " is generation ")
+			cur := v.dispatch()
+			r.e.Notef("%d", cur)
+			if cur != found {
+				r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): mmu_lookup found M's entry, filled from %s generation %d, before the instruction's store to the BAR committed "+
+					"a transaction on %s's own thread, and iotlb_to_section resolves its section index in generation %d: a section of another memory map (%s)",
+					name, m.dispatchNoun(), found, name, cur, m.selfCommitCause(name)))
+			}
+		}
+		break
+	}
+	r.bql.Lock(fmt.Sprintf("do_ld_mmio_beN(%s): BQL_LOCK_GUARD; memory_region_dispatch_read", name))
+	r.bql.Unlock(fmt.Sprintf("do_ld_mmio_beN(%s): the BQL released; the instruction is done", name))
+}
+
+// fillM is tlb_fill's resolution and install of M (softmmu.go fillM and
+// ioInstal).
+func (v *vc) fillM() {
+	r, m, name := v.r, v.r.m, v.name
+	r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: " + m.dispatchRead() + " is generation ")
+	g := uint8(v.dispatch())
+	r.e.Notef("%d", g)
+	r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
+	r.tlbLock(v.t)
+	v.setM(g + 1)
+	r.tlbUnlock(v.t)
 }
 
 // finalCheck is work-once at the end, when every thread is done: each work

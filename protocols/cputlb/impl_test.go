@@ -45,7 +45,7 @@ func TestImplConformance(t *testing.T) {
 		// code agree the same with fewer runs.
 		runs = 8
 	}
-	sizes := []model.Params{nil, {"sources": 2, "cpus": 3, "migration": 0, "commit": 0}, {"cpus": 3, "migration": 2}, {"iommu": 1, "commit": 0, "migration": 0}}
+	sizes := []model.Params{nil, {"sources": 2, "cpus": 3, "migration": 0, "commit": 0}, {"cpus": 3, "migration": 2}, {"iommu": 1, "commit": 0, "migration": 0}, {"vcpu-commit": 1, "commit": 0}}
 	for _, v := range Impl.Variants {
 		for _, p := range sizes {
 			tg := implTarget(t, v, p)
@@ -138,7 +138,7 @@ func TestImplReplaysModelTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tr.Params["rcu"] == 1 || tr.Params["vcpu-commit"] == 1 {
+			if tr.Params["rcu"] == 1 {
 				if _, err := Impl.New(tr.Variant, tr.Params); err == nil || !strings.Contains(err.Error(), "model only") {
 					t.Fatalf("the real code accepts rcu=1 (%v): replay this trace on it", err)
 				}
