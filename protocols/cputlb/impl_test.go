@@ -123,10 +123,9 @@ func sameEnabled(m model.Machine, run *rt.Run, offered [][]model.Choice) error {
 
 // TestImplReplaysModelTraces drives the real code along every kept model
 // counterexample, labels checked step by step: the code must violate the
-// same property at the same step. The traces with rcu=1 or vcpu-commit=1
-// are the model's only: the real implementation refuses them (no
-// call_rcu thread, read sections or commit from a vCPU yet), which this
-// test checks instead.
+// same property at the same step. The traces with rcu=1 are the model's
+// only: the real implementation refuses rcu=1 (no call_rcu thread or read
+// sections yet), which this test checks instead.
 func TestImplReplaysModelTraces(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/cputlb/*.trace.json")
 	if err != nil || len(files) == 0 {
