@@ -16,7 +16,8 @@ import (
 // states, transitions, seconds, states per second and bytes per state.
 // Times depend on the machine; the counts do not. Timing is what bench is
 // for, so its stdout, unlike every other command's, holds wall-clock
-// figures. It exits 1 when a variant named violates a property.
+// figures. It exits 1 when a variant named violates a property, and 3
+// when a search was cut short by a limit (the verdict bounded).
 func (c *command) bench(args []string) (int, error) {
 	stdout := c.stdout
 	fs := c.newFlags("bench", "bench [--json] [--config NAME,...] [PROTOCOL[/VARIANT] ...] [key=value ...]")
@@ -143,12 +144,19 @@ func (c *command) bench(args []string) (int, error) {
 			return 0, err
 		}
 		results = append(results, result{tg.p.Name, tg.v, params, rows})
-		for _, r := range rows {
+		for i, r := range rows {
 			// A variant named on the command line may be a buggy one: its
 			// rows time a search that stopped at a counterexample, and the
 			// exit status says a violation was found, as explore's does.
-			if r.Verdict == explorer.Violation && code == ExitOK {
-				code = ExitViolation
+			// A search cut short by a limit (bounded) exits 3 as explore's
+			// does; a partial row does not: bench's dfs and symmetry
+			// configurations never check progress, by design, and the
+			// verdict column says so.
+			switch {
+			case r.Verdict == explorer.Violation:
+				code = worse(code, ExitViolation)
+			case r.Verdict == explorer.Bounded && explorer.Exhaustive(configs[i].Options.Strategy):
+				code = worse(code, ExitIncomplete)
 			}
 		}
 		if !*asJSON {

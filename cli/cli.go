@@ -13,11 +13,25 @@
 // Exit codes follow gofmt's convention: 0 no violation, 1 a violation was
 // found (or a verification did not match its expectation), 2 a usage or
 // input error (unknown protocol, variant or parameter, a bad value, a
-// missing, malformed or divergent trace file, an output file that cannot
-// be written, a flag that would do nothing). A command stopped by SIGINT
-// or SIGTERM prints what it found so far, with the verdict "interrupted",
-// and exits 128 plus the signal's number (130 for an interrupt); a second
-// signal kills the process.
+// missing, malformed, divergent or non-regular trace file, an output file
+// that cannot be written, a stdout that cannot be written, a closed pipe
+// included, a flag that would do nothing). 3 says that no violation was
+// found but nothing is proved: an exhaustive search (bfs, dfs, paths, the
+// controlled scheduler's dfs) stopped short of the whole space, cut by a
+// limit (--max-states, --time-limit, --max-memory, --max-steps, a dfs
+// preemption bound, --runs or --duration, a frontier that could not be
+// spilled: the verdict "bounded", and stdout says what was not explored),
+// or it explored every state but left a property unchecked (the verdict
+// "partial": progress under dfs, paths or --symmetry; stdout lists each
+// under "not checked"). Properties left out on request (--without,
+// --no-progress) do not count. Only 0 from an exhaustive strategy is a
+// proof; a sampling strategy's clean run (random, random-threads, pct,
+// stress under the Go scheduler) exits 0 with its verdict "bounded" and
+// the number of walks or runs. A command stopped by SIGINT or SIGTERM
+// prints what it found so far, with the verdict "interrupted", and exits
+// 128 plus the signal's number (130 for an interrupt); a second signal
+// kills the process. Where several apply (compare's two variants,
+// verify's rows), 1 wins over 130, which wins over 3.
 //
 // stdout carries the result only, the same bytes for the same inputs:
 // wall-clock times appear there only with --timing; progress, times,
@@ -63,6 +77,11 @@ const (
 	ExitOK        = 0
 	ExitViolation = 1
 	ExitUsage     = 2
+	// ExitIncomplete is the exit code of an exhaustive search that found
+	// no violation but did not finish: cut short by a limit (the verdict
+	// bounded) or with a property left unchecked (partial). It is not a
+	// proof, and a CI job must not read it as one.
+	ExitIncomplete = 3
 	// ExitInterrupted is the exit code of a command stopped by SIGINT
 	// (or by closing Run's stop channel): 128 plus the signal's number, as
 	// shells report it. SIGTERM gives 143.
@@ -161,6 +180,10 @@ func (r *Registry) Impl(name string) *rt.Impl { return r.Impls[name] }
 // chunk, a walk, a run of the real code), which then prints what it found
 // so far; a second signal terminates the process at once.
 func Main(reg *Registry, args []string, stdout, stderr io.Writer) int {
+	// A closed pipe (check explore ... | head) is a write error, reported
+	// with exit 2 like any other, instead of a SIGPIPE that kills the
+	// process with 141 before it can say anything.
+	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	stop := make(chan struct{})
@@ -258,8 +281,12 @@ commands:
                                                   states/s and bytes/state of every explorer configuration
 
 run "%[1]s COMMAND -h" for a command's flags.
-exit status: 0 no violation, 1 violation found, 2 usage or input error,
-130 interrupted (143 terminated).
+exit status: 0 no violation (a proof, from an exhaustive strategy; a clean
+sampling run says how many walks or runs), 1 violation found, 2 usage or
+input error, 3 no violation but not a proof: an exhaustive search cut short
+by a limit (bounded: stdout says what was not explored) or that left a
+property unchecked (partial: stdout names it), 130 interrupted (143
+terminated).
 `
 
 func (c *command) usage() string { return fmt.Sprintf(usageText, c.reg.name()) }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/protocheck/protocheck/explorer"
@@ -112,19 +113,45 @@ func (c *command) compare(args []string) (int, error) {
 			fmt.Fprintf(stdout, "\nnote: %s violates %s; its executions stop at the first violation, so its metrics cover only the explored part.\n", o.variant, o.result.Violation.Property)
 		case explorer.Interrupted:
 			fmt.Fprintf(stdout, "\nnote: %s was interrupted; its metrics cover only the explored part.\n", o.variant)
+		case explorer.Bounded:
+			if explorer.Exhaustive(o.result.Strategy) {
+				fmt.Fprintf(stdout, "\nnote: %s: the search stopped before it was exhaustive (%s); not explored: %s. Its metrics cover only the explored part.\n", o.variant, o.result.Bound, notExplored(o.result))
+			}
+		case explorer.Partial:
+			fmt.Fprintf(stdout, "\nnote: %s: every state explored, but not checked: %s.\n", o.variant, strings.Join(o.result.Unchecked, "; "))
 		}
 	}
 	return compareExit(outs), nil
 }
 
 // compareExit is compare's exit status: a violation in either variant wins
-// over an interruption, as in explore.
+// over an interruption, which wins over a search that did not finish
+// (bounded or partial), as in explore.
 func compareExit(outs [2]*outcome) int {
 	code := ExitOK
 	for _, o := range outs {
-		if oc := o.exitCode(); oc == ExitViolation || code == ExitOK {
-			code = oc
-		}
+		code = worse(code, o.exitCode())
 	}
 	return code
+}
+
+// worse is the exit status of two results together: a violation (1) wins
+// over an interruption (130), which wins over a search that did not
+// finish (3), which wins over a clean one (0).
+func worse(a, b int) int {
+	rank := func(c int) int {
+		switch c {
+		case ExitViolation:
+			return 3
+		case ExitOK:
+			return 0
+		case ExitIncomplete:
+			return 1
+		}
+		return 2 // interrupted, whatever the signal
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
 }

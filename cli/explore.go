@@ -294,8 +294,8 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 		return nil, usageError{err}
 	}
 	o := &outcome{protocol: p, variant: variant, params: params, result: r, metricsKept: opts.Metrics && r.Strategy == explorer.BFS}
-	if r.Verdict == explorer.OK && r.Strategy == explorer.BFS && !opts.NoProgress {
-		o.fairness = progressFairness(opts)
+	if r.Fairness != "" && (r.Verdict == explorer.OK || r.Verdict == explorer.Partial) {
+		o.fairness = r.Fairness
 	progress:
 		for _, pp := range m.Properties().Progress {
 			for _, u := range r.Unchecked {
@@ -338,7 +338,11 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 	if isProgress(m, r.Violation.Property) {
 		// A lasso: recorded with its cycle and fairness, never minimized
 		// (bfs found it after its shortest path to the cycle).
-		t, err := traces.RecordProgress(p, variant, params, r.Schedule, r.Cycle, r.Violation, progressFairness(opts))
+		fairness := r.Fairness
+		if fairness == "" {
+			fairness = progressFairness(opts)
+		}
+		t, err := traces.RecordProgress(p, variant, params, r.Schedule, r.Cycle, r.Violation, fairness)
 		if err != nil {
 			return nil, fmt.Errorf("recording the counterexample: %w", err)
 		}
@@ -458,15 +462,62 @@ func (c *command) explore(args []string) (int, error) {
 }
 
 // exitCode is the exit status of an exploration: a violation wins over an
-// interruption (it was found), which wins over a clean run.
+// interruption (it was found), which wins over an exhaustive search that
+// did not finish (cut short by a limit, or a property left unchecked),
+// which wins over a clean run. A sampling strategy's clean run exits 0:
+// it did what it was asked, and its verdict says it is not a proof.
 func (o *outcome) exitCode() int {
 	switch {
 	case o.trace != nil:
 		return ExitViolation
 	case o.result.Verdict == explorer.Interrupted:
 		return ExitInterrupted
+	case incomplete(o.result):
+		return ExitIncomplete
 	}
 	return ExitOK
+}
+
+// incomplete reports whether r, with no violation, is an exhaustive
+// search that did not finish what it set out to do: cut short by a limit
+// (bounded) or a property left unchecked (partial). A CI job must not
+// read it as a proof.
+func incomplete(r *explorer.Result) bool {
+	switch r.Verdict {
+	case explorer.Partial:
+		return true
+	case explorer.Bounded:
+		return explorer.Exhaustive(r.Strategy)
+	}
+	return false
+}
+
+// plural is noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// notExplored says, for an exhaustive search cut short by a limit, what
+// it left unexplored, from the limit that cut it (Result.Bound).
+func notExplored(r *explorer.Result) string {
+	b := r.Bound
+	var n int
+	switch {
+	case r.Strategy == explorer.Paths && strings.HasPrefix(b, "paths: stopped after"):
+		return fmt.Sprintf("every execution after the first %d", r.Stats.Executions)
+	case strings.HasPrefix(b, "max-steps="):
+		fmt.Sscanf(b, "max-steps=%d", &n)
+		return fmt.Sprintf("every execution longer than %d steps, and every state only such executions reach", n)
+	case strings.HasPrefix(b, "preemptions="):
+		fmt.Sscanf(b, "preemptions=%d", &n)
+		return fmt.Sprintf("every execution with more than %d %s, and every state only such executions reach", n, plural(n, "preemption"))
+	case r.Strategy == explorer.Paths:
+		return fmt.Sprintf("every execution after the %d followed", r.Stats.Executions)
+	}
+	return fmt.Sprintf("every state beyond the %d reached, and every execution through them", r.Stats.States)
 }
 
 // print writes the text report (verdict, statistics, metrics, trace) to w
@@ -477,8 +528,15 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	switch r.Verdict {
 	case explorer.OK:
 		fmt.Fprintf(w, "verdict: ok — every reachable state explored, no property violated\n")
+	case explorer.Partial:
+		fmt.Fprintf(w, "verdict: partial — every reachable state explored, no property violated, but not every property checked (not checked, below): not a proof of those\n")
 	case explorer.Bounded:
-		fmt.Fprintf(w, "verdict: bounded — no violation within the bounds (%s)\n", r.Bound)
+		if !explorer.Exhaustive(r.Strategy) {
+			fmt.Fprintf(w, "verdict: bounded — no violation within the bounds (%s)\n", r.Bound)
+			break
+		}
+		fmt.Fprintf(w, "verdict: bounded — the search stopped before it was exhaustive (%s): no property violated in the part explored, nothing proved beyond it\n", r.Bound)
+		fmt.Fprintf(w, "not explored: %s\n", notExplored(r))
 	case explorer.Violation:
 		fmt.Fprintf(w, "verdict: violation of %s\n", r.Violation.Property)
 	case explorer.Interrupted:
@@ -500,7 +558,10 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	for _, u := range r.Unchecked {
 		fmt.Fprintf(w, "not checked: %s\n", u)
 	}
-	if len(o.progressHeld) > 0 && r.Verdict == explorer.OK {
+	for _, u := range r.Skipped {
+		fmt.Fprintf(w, "skipped: %s\n", u)
+	}
+	if len(o.progressHeld) > 0 && (r.Verdict == explorer.OK || r.Verdict == explorer.Partial) {
 		under := "under weak fairness"
 		switch o.fairness {
 		case explorer.FairnessWeak:
@@ -554,7 +615,9 @@ func (o *outcome) perExecution() string {
 	switch {
 	case !o.metricsKept:
 		return "min, max and mean per execution: --metrics, on a complete search without cycles"
-	case o.result.Verdict == explorer.OK:
+	case slices.ContainsFunc(o.result.Unchecked, func(u string) bool { return strings.HasPrefix(u, explorer.MetricsUnchecked+":") }):
+		return "no min, max or mean per execution: not computed within --max-memory (see not checked)"
+	case o.result.Verdict == explorer.OK || o.result.Verdict == explorer.Partial:
 		return "no min, max or mean per execution: the state graph has cycles, so executions have no bound on their length"
 	default:
 		return "no min, max or mean per execution: the search did not explore every state"
@@ -597,8 +660,9 @@ type document struct {
 	BytesPerState        float64          `json:"bytes_per_state,omitempty"` // with --timing only: the peak memory over the states
 	StoreBytesPerState   float64          `json:"store_bytes_per_state,omitempty"`
 	Unchecked            []string         `json:"unchecked,omitempty"`
+	Skipped              []string         `json:"skipped,omitempty"`          // the properties skipped on request (--no-progress)
 	ProgressChecked      []string         `json:"progress_checked,omitempty"` // clean bfs: the progress properties that hold
-	Fairness             string           `json:"fairness,omitempty"`         // the fairness they hold under
+	Fairness             string           `json:"fairness,omitempty"`         // the fairness the progress properties were checked under (bfs)
 	FingerprintCollision float64          `json:"fingerprint_collision,omitempty"`
 	Violation            *model.Violation `json:"violation"`
 	Trace                *traces.Trace    `json:"trace"`
@@ -623,10 +687,10 @@ func (o *outcome) document(timing bool) document {
 		Verdict: r.Verdict, Bound: r.Bound, States: r.Stats.States, Transitions: r.Stats.Transitions,
 		Depth: r.Stats.Depth, Executions: r.Stats.Executions,
 		StoreBytesPerState: r.Stats.StoreBytesPerState, FingerprintCollision: r.Stats.FingerprintCollision,
-		Unchecked: r.Unchecked, Violation: r.Violation, Trace: o.trace, Metrics: []metricDoc{},
-		Without: o.protocol.LeftOut,
+		Unchecked: r.Unchecked, Skipped: r.Skipped, Violation: r.Violation, Trace: o.trace, Metrics: []metricDoc{},
+		Without: o.protocol.LeftOut, Fairness: r.Fairness,
 	}
-	if r.Verdict == explorer.OK && len(o.progressHeld) > 0 {
+	if (r.Verdict == explorer.OK || r.Verdict == explorer.Partial) && len(o.progressHeld) > 0 {
 		d.ProgressChecked, d.Fairness = o.progressHeld, o.fairness
 	}
 	if timing {

@@ -14,7 +14,7 @@ import (
 
 // FuzzRun feeds the command line arbitrary arguments (separated by NUL
 // bytes, which no real argument contains) through Run: whatever they are,
-// the command must not panic, must exit 0, 1, 2 or 130, must say why on
+// the command must not panic, must exit 0, 1, 2, 3 or 130, must say why on
 // stderr when it exits 2, and must keep every line it prints there short
 // (a message quotes a bounded part of the input). A command still running
 // after a second is interrupted, as Ctrl-C would, so that a huge
@@ -80,7 +80,7 @@ func FuzzRun(f *testing.F) {
 		var stdout, stderr bytes.Buffer
 		code := cli.Run(reg, args, &stdout, &stderr, stop)
 		switch code {
-		case cli.ExitOK, cli.ExitViolation, cli.ExitInterrupted:
+		case cli.ExitOK, cli.ExitViolation, cli.ExitIncomplete, cli.ExitInterrupted:
 		case cli.ExitUsage:
 			if stderr.Len() == 0 {
 				t.Errorf("check %q: exit 2 with nothing on stderr", args)

@@ -230,27 +230,46 @@ func (c *command) stressControlled(t *conform.Target, s rt.Strategy, exhaustive 
 		return ExitViolation, nil
 	}
 	how := fmt.Sprintf("%d runs", n)
+	// dfs is exhaustive: unless it ran every schedule, with no bound
+	// leaving one out and no run cut at max-steps, it proved nothing, and
+	// says what it did not run (exit 3, as explore's bounded searches).
+	var notRun []string
+	pruned := false
+	if p, ok := s.(rt.Pruner); ok {
+		pruned = p.Pruned()
+	}
 	switch {
-	case exhausted:
+	case exhausted && pruned:
 		how += ", every schedule within the bound"
+		notRun = append(notRun, "the schedules with more preemptions than the bound (--preemptions -1: none)")
+	case exhausted:
+		how += ", every schedule"
 	case exhaustive:
 		limit := "--duration"
 		if lim.runs > 0 && n >= lim.runs {
 			limit = "--runs"
 		}
 		how += fmt.Sprintf(" (bounded: %s stopped dfs before it had tried every schedule within its preemption bound)", limit)
+		notRun = append(notRun, fmt.Sprintf("the schedules after the first %d (%s)", n, limit))
 	}
 	if ended > 0 {
 		how += fmt.Sprintf(", %d ended by the code once every obligation was met (it does not end by itself)", ended)
 	}
 	if bounded > 0 {
 		how += fmt.Sprintf(", %d cut at max-steps=%d", bounded, maxSteps)
+		if exhaustive {
+			notRun = append(notRun, fmt.Sprintf("the steps after max-steps=%d of the %d runs cut there", maxSteps, bounded))
+		}
 	}
 	fmt.Fprintf(stdout, "%s: no violation\n", how)
 	if firstCut != "" {
 		// Not a verdict: a strategy that is not fair (pct keeps running
 		// the highest-priority goroutine) may starve a goroutine.
 		fmt.Fprintf(stdout, "first cut, %s\n", firstCut)
+	}
+	if exhaustive && len(notRun) > 0 {
+		fmt.Fprintf(stdout, "bounded: not run: %s; nothing proved beyond the schedules run\n", strings.Join(notRun, "; "))
+		return ExitIncomplete, nil
 	}
 	return ExitOK, nil
 }

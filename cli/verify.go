@@ -19,15 +19,20 @@ type verifyRow struct {
 	Protocol string `json:"protocol"`
 	Variant  string `json:"variant"`
 	// Params are every parameter's value at this configuration.
-	Params      model.Params `json:"params"`
-	Why         string       `json:"why,omitempty"` // what the configuration exercises (not the default)
-	Expected    string       `json:"expected"`
-	Found       string       `json:"found"`
-	Match       bool         `json:"match"`
-	States      int64        `json:"states"`
-	Transitions int64        `json:"transitions"`
-	TraceLen    int          `json:"trace_length"`
-	Seconds     float64      `json:"seconds,omitempty"` // with --timing only
+	Params   model.Params `json:"params"`
+	Why      string       `json:"why,omitempty"` // what the configuration exercises (not the default)
+	Expected string       `json:"expected"`
+	Found    string       `json:"found"`
+	Match    bool         `json:"match"`
+	// Incomplete: the row's search found no violation but did not finish
+	// what the expectation needs (found "bounded": cut short by a limit;
+	// "partial" or "unchecked PROPERTY": a property it could not check):
+	// neither a match nor a mismatch, and verify exits 3.
+	Incomplete  bool    `json:"incomplete,omitempty"`
+	States      int64   `json:"states"`
+	Transitions int64   `json:"transitions"`
+	TraceLen    int     `json:"trace_length"`
+	Seconds     float64 `json:"seconds,omitempty"` // with --timing only
 	// Walks is the number of random walks whose histories were checked for
 	// linearizability (correct variants of protocols with a spec).
 	Walks int64 `json:"linearizability_walks"`
@@ -107,7 +112,7 @@ func (c *command) verify(args []string) (int, error) {
 	start := time.Now()
 	var doc verifyDoc
 	doc.Variants, doc.Claims = []verifyRow{}, []claimRow{}
-	ok, interrupted, total, totalClaims := true, false, 0, 0
+	ok, interrupted, incomplete, total, totalClaims := true, false, false, 0, 0
 	for _, p := range ps {
 		for _, cfg := range configs(p, *quick) {
 			for _, v := range p.Variants {
@@ -132,7 +137,8 @@ func (c *command) verify(args []string) (int, error) {
 					row.Seconds = 0
 				}
 				interrupted = row.Found == string(explorer.Interrupted)
-				ok = ok && (row.Match || interrupted)
+				ok = ok && (row.Match || interrupted || row.Incomplete)
+				incomplete = incomplete || row.Incomplete
 				doc.Variants = append(doc.Variants, row)
 			}
 		}
@@ -164,6 +170,8 @@ func (c *command) verify(args []string) (int, error) {
 		return ExitViolation, nil
 	case interrupted:
 		return ExitInterrupted, nil
+	case incomplete:
+		return ExitIncomplete, nil
 	}
 	return ExitOK, nil
 }
@@ -194,6 +202,8 @@ func printVerify(w io.Writer, doc verifyDoc, timing, interrupted bool, total, to
 		switch {
 		case r.Found == string(explorer.Interrupted):
 			mark = "interrupted"
+		case r.Incomplete:
+			mark = "incomplete"
 		case !r.Match:
 			mark = "MISMATCH"
 		}
@@ -216,16 +226,28 @@ func printVerify(w io.Writer, doc verifyDoc, timing, interrupted bool, total, to
 		fmt.Fprintf(tw, "%s\n", mark)
 	}
 	tw.Flush()
-	matched := 0
+	matched, partial, incomplete := 0, 0, 0
 	for _, r := range doc.Variants {
 		if r.Match {
 			matched++
+			if r.Found == string(explorer.Partial) {
+				partial++
+			}
+		}
+		if r.Incomplete {
+			incomplete++
 		}
 	}
 	if rowsCut {
 		fmt.Fprintf(w, "interrupted: %d of the %d rows checked before it match their expected verdict; %d of %d not verified\n", matched, len(doc.Variants)-1, total-len(doc.Variants)+1, total)
 	} else {
 		fmt.Fprintf(w, "%d of %d variant configurations match their expected verdict\n", matched, len(doc.Variants))
+	}
+	if partial > 0 {
+		fmt.Fprintf(w, "%d of those matches are partial: every state explored, progress not checked under the symmetry reduction their configuration declares (--json: unchecked)\n", partial)
+	}
+	if incomplete > 0 {
+		fmt.Fprintf(w, "%d incomplete: the search found no violation but did not finish (bounded) or could not check what the expectation needs (partial, unchecked; --json says which): neither a match nor a mismatch, and nothing proved\n", incomplete)
 	}
 	if len(doc.Claims) == 0 {
 		return
@@ -286,6 +308,7 @@ func (c *command) verifyVariant(p *model.Protocol, v model.Variant, cfg model.Co
 	r := o.result
 	expect, also := cfg.Expected(v)
 	row.Expected, row.States, row.Transitions, row.Unchecked = expect, r.Stats.States, r.Stats.Transitions, r.Unchecked
+	expectsUnchecked := false
 	switch r.Verdict {
 	case explorer.Violation:
 		row.Found = r.Violation.Property
@@ -293,16 +316,27 @@ func (c *command) verifyVariant(p *model.Protocol, v model.Variant, cfg model.Co
 	default:
 		row.Found = string(r.Verdict)
 		for _, u := range r.Unchecked {
-			if r.Verdict == explorer.OK && strings.HasPrefix(u, expect+":") {
+			if r.Verdict == explorer.Partial && strings.HasPrefix(u, expect+":") {
 				// The expected violation is of a property this search
-				// does not check (progress under dfs): "ok" would say
-				// more than was explored.
-				row.Found = "unchecked " + expect
+				// does not check (progress under dfs): "partial" would
+				// not say that it is the one expected.
+				row.Found, expectsUnchecked = "unchecked "+expect, true
 			}
 		}
 	}
 	row.Walks = o.linWalks
 	row.Match = row.Found == expect || slices.Contains(also, row.Found)
+	if !row.Match && row.Found == string(explorer.Partial) && expect == model.ExpectOK &&
+		slices.Contains(cfg.Options, "symmetry") && opts.Strategy == explorer.BFS && !opts.NoProgress {
+		// The configuration declares the symmetry that leaves progress
+		// unchecked (model.Config.Options): a partial row is what it
+		// expects of a correct variant.
+		row.Match = true
+	}
+	// A search that stopped at a limit, or could not check what the
+	// expectation is about, neither matches nor contradicts it.
+	row.Incomplete = !row.Match && (r.Verdict == explorer.Bounded || expectsUnchecked ||
+		r.Verdict == explorer.Partial && expect == model.ExpectOK)
 	row.Seconds = time.Since(start).Seconds()
 	return row, nil
 }

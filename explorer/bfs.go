@@ -150,10 +150,19 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 	}
 	b.r.Metrics = b.metrics(b.cut || b.stop != "")
 	if b.live {
-		if b.r.Verdict == OK {
-			b.checkProgress()
-		} else {
+		switch {
+		case b.r.Verdict != OK:
 			unchecked(b.r, st.props, "progress is not checked when the search was cut: "+b.r.Bound)
+		default:
+			// Options.MaxMemory holds after the search too: a check that
+			// would pass it is not run, and says so.
+			n := int64(b.parent.len())
+			if why := b.p.afford(int64(min(b.opts.Workers, len(st.props.Progress)))*progressBytes(n), "the progress check"); why != "" {
+				unchecked(b.r, st.props, "progress is not checked: "+why)
+				break
+			}
+			b.checkProgress()
+			b.r.Fairness = b.opts.Fairness
 		}
 	}
 	b.stats()
@@ -357,7 +366,18 @@ func (b *bfsRun) finish(v *model.Violation, at int32, extra *model.Choice) *Resu
 func (b *bfsRun) metrics(cut bool) []Metric {
 	names := b.m.Properties().Metrics
 	if b.graphed {
-		return b.g.summarise(names, &b.terminal, b.totals, cut)
+		// The summary's arrays are allocated after the search, where its
+		// memory limit is no longer checked state by state: each is
+		// weighed against Options.MaxMemory first, and a summary that
+		// would pass it is not computed (Result.Unchecked says so).
+		afford := func(need int64) bool {
+			why := b.p.afford(need, "their summary over every execution")
+			if why != "" {
+				b.r.Unchecked = append(b.r.Unchecked, MetricsUnchecked+": not computed: "+why)
+			}
+			return why == ""
+		}
+		return b.g.summarise(names, &b.terminal, b.totals, cut, afford)
 	}
 	out := make([]Metric, len(names))
 	for k, n := range names {

@@ -3,6 +3,7 @@ package explorer
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/protocheck/protocheck/model"
 )
@@ -47,10 +48,13 @@ func CheckClaim(p *model.Protocol, cl model.Claim, a, b string, opts Options) (C
 		if err != nil {
 			return res, fmt.Errorf("claim %s/%s: %w", p.Name, cl.Name, err)
 		}
-		if r.Verdict != OK {
+		if !r.OK() {
 			res.Found = fmt.Sprintf("%s is %s, not explored completely and clean", variant, r.Verdict)
-			if r.Verdict == Interrupted {
+			switch r.Verdict {
+			case Interrupted:
 				res.Found, res.Interrupted = string(Interrupted), true
+			case Partial:
+				res.Found = fmt.Sprintf("%s is partial, every state explored but not every property checked (%s)", variant, strings.Join(r.Unchecked, "; "))
 			}
 			return res, nil
 		}

@@ -41,6 +41,29 @@
 // lines appear only when Options.Clock is set, and never influence a
 // verdict, a state count or a trace.
 //
+// # Verdicts
+//
+// A Result is a proof only when its verdict is OK, which Result.OK
+// checks: an exhaustive strategy (bfs, dfs, paths) explored everything,
+// found no violation, and checked every property the machine declares,
+// but those the caller skipped on request (Options.NoProgress,
+// Result.Skipped). Anything less has a verdict of its own, so that a test
+// asserting Verdict == OK, or r.OK(), fails on it:
+//
+//   - Partial: every state explored and no violation, but a property the
+//     search could not check (Result.Unchecked says which and why):
+//     progress properties under dfs and paths, which keep no state graph,
+//     and under symmetry reduction; a check after the search that would
+//     pass Options.MaxMemory. A livelock explored with dfs is Partial.
+//   - Bounded: an exhaustive search cut short by a limit (Result.Bound
+//     names it), or any clean run of a sampling strategy (random,
+//     random-threads, pct), which is never exhaustive.
+//   - Violation and Interrupted.
+//
+// Result.String names the bound and every property not checked; a
+// progress violation's Result.Fairness is the fairness its lasso is fair
+// under.
+//
 // # Visited sets
 //
 // bfs and dfs store visited states in an open-addressing hash table (a
@@ -78,7 +101,11 @@
 // MaxMemory stop a search within a thousand states of the limit, and a
 // closed Options.Stop interrupts it. Each says why in Result.Bound, and a
 // search that stopped early never claims a property it did not finish
-// checking (Result.Unchecked).
+// checking (Result.Unchecked). MaxMemory holds after the search too: the
+// per-execution metric summary (Options.Metrics) and the progress check,
+// which allocate once the states are all explored, are weighed against it
+// first, and one that would pass it is not run (Result.Unchecked says so,
+// and the verdict is Partial).
 //
 // # Parallel bfs and determinism
 //

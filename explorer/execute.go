@@ -198,7 +198,14 @@ func isProgress(m model.Machine, property string) bool {
 	return false
 }
 
-// Explore runs the strategy named in opts on m.
+// Explore runs the strategy named in opts on m. The Result's verdict is
+// OK only for an exhaustive search (bfs, dfs, paths) that ended, found no
+// violation and checked every property of m but those opts skips on
+// request (Result.Skipped); a complete search that could not check some
+// (progress under dfs, paths or symmetry) is Partial, one cut short by a
+// limit Bounded, and a sampling strategy's clean run is Bounded by nature.
+// Result.OK is the check for a proof; Result.String names what was not
+// checked.
 func Explore(m model.Machine, opts Options) (*Result, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
@@ -236,6 +243,11 @@ func Explore(m model.Machine, opts Options) (*Result, error) {
 		liveness(m.Properties(), opts, r)
 	}
 	r.Strategy = opts.Strategy
+	if r.Verdict == OK && len(r.Unchecked) > 0 {
+		// Every state explored, but not every property checked: not a
+		// proof of those, so not ok to a caller who checks the verdict.
+		r.Verdict = Partial
+	}
 	p.finish(&r.Stats)
 	if r.Violation != nil && isProgress(m, r.Violation.Property) {
 		ex, err := CheckLasso(m, r.Schedule, r.Cycle, r.Violation.Property, opts.Fairness)

@@ -48,8 +48,8 @@ import (
 // thread is never credited with fairness by a step that did nothing: a
 // spin iteration that reads a flag is a real step.
 //
-// What is refused, and why (each is recorded in Result.Unchecked and the
-// verdict stays what the safety search found):
+// What is refused, and why (each is recorded in Result.Unchecked, and a
+// search that found no violation is then Partial, not OK):
 //
 //   - symmetry reduction: a path through the quotient graph is not a path
 //     of the system unless the permutations are tracked along it (the
@@ -58,7 +58,12 @@ import (
 //     limit, an interrupt): a cycle could leave through a state whose
 //     successors were never explored, and a state without explored
 //     successors is not a dead end (the vacuity reported as #839);
-//   - strategies other than bfs: they do not keep the state graph.
+//   - strategies other than bfs: they do not keep the state graph;
+//   - a check that would take the process past Options.MaxMemory (the
+//     search itself stops before it, with the verdict bounded).
+//
+// Options.NoProgress skips them on the caller's request: they are listed
+// in Result.Skipped and leave the verdict as the safety search found it.
 //
 // The parameters that bound a protocol (rounds, preemptions, accesses)
 // are part of the model, not a cut of the search: a progress verdict holds
@@ -76,7 +81,10 @@ func liveness(props model.Properties, opts Options, r *Result) bool {
 	why := ""
 	switch {
 	case opts.NoProgress:
-		why = "progress properties were skipped (no-progress)"
+		for _, p := range props.Progress {
+			r.Skipped = append(r.Skipped, p.Name+": progress properties were skipped (no-progress)")
+		}
+		return false
 	case opts.Symmetry:
 		why = "progress is not checked under symmetry reduction: a cycle of orbits need not be a cycle of states"
 	case opts.Strategy != BFS:
@@ -178,7 +186,7 @@ func (b *bfsRun) progress(k int, f *fairSpec) (sched []model.Choice, cycle int, 
 		pending.add(v)
 		if g.start.at(int(v)) == g.start.at(int(v+1)) {
 			s := b.schedule(v)
-			return s, 0, fmt.Sprintf("never discharged: every thread is done after step %d with it still pending", len(s))
+			return s, 0, lassoMessage(b.m, s, 0, f)
 		}
 	}
 	var comps []component
@@ -188,18 +196,47 @@ func (b *bfsRun) progress(k int, f *fairSpec) (sched []model.Choice, cycle int, 
 	}
 	slices.SortFunc(comps, func(x, y component) int { return int(x.members[0]) - int(y.members[0]) })
 	stem, loop := b.shortestLasso(comps, f)
+	sched = append(stem, loop...)
+	return sched, len(loop), lassoMessage(b.m, sched, len(loop), f)
+}
+
+// LassoMessage is the message of a progress violation whose
+// counterexample is schedule, a lasso whose last cycle steps repeat
+// forever under fairness (Options.Fairness; "" is weak), or, with cycle
+// 0, an execution that ends with the obligation pending. It depends only
+// on its arguments, so a recorded violation can be checked against it on
+// replay: an edited message is a divergence. A fairness that is not one
+// for m is an error.
+func LassoMessage(m model.Machine, schedule []model.Choice, cycle int, fairness string) (string, error) {
+	if fairness == "" {
+		fairness = FairnessWeak
+	}
+	f, err := parseFairness(fairness, m.Threads())
+	if err != nil {
+		return "", err
+	}
+	return lassoMessage(m, schedule, cycle, f), nil
+}
+
+func lassoMessage(m model.Machine, schedule []model.Choice, cycle int, f *fairSpec) string {
+	if cycle == 0 {
+		return fmt.Sprintf("never discharged: every thread is done after step %d with it still pending", len(schedule))
+	}
+	stem := len(schedule) - cycle
+	threads := m.Threads()
 	steppers := map[int]bool{}
-	for _, ch := range loop {
+	for _, ch := range schedule[stem:] {
 		steppers[ch.Thread] = true
 	}
 	var names []string
 	for t := range steppers {
-		names = append(names, b.m.Threads()[t])
+		if t >= 0 && t < len(threads) {
+			names = append(names, threads[t])
+		}
 	}
 	slices.Sort(names)
-	msg = fmt.Sprintf("never discharged: %s forever with it pending throughout (%s; stepping in the cycle: %s)",
-		Repeating(len(stem)+1, len(stem)+len(loop)), f.describe(), strings.Join(names, ", "))
-	return append(stem, loop...), len(loop), msg
+	return fmt.Sprintf("never discharged: %s forever with it pending throughout (%s; stepping in the cycle: %s)",
+		Repeating(stem+1, len(schedule)), f.describe(), strings.Join(names, ", "))
 }
 
 // A component is a strongly connected component of the pending subgraph,

@@ -105,7 +105,7 @@ const namedBit = 1 << 6
 // With a cycle the number of executions is unbounded: only the transition
 // totals are reported. When the exploration was cut by a bound the
 // executions through unexpanded states are unknown: likewise.
-func (g *graph) summarise(names []string, terminal *column[bool], totals []int64, cut bool) []Metric {
+func (g *graph) summarise(names []string, terminal *column[bool], totals []int64, cut bool, afford func(need int64) bool) []Metric {
 	out := make([]Metric, len(names))
 	for k, n := range names {
 		out[k] = Metric{Name: n, Transitions: totals[k]}
@@ -114,11 +114,14 @@ func (g *graph) summarise(names []string, terminal *column[bool], totals []int64
 	if g.metrics == 0 || cut || n != terminal.len() || n < 0 {
 		return out
 	}
-	order, ok := g.topo(n)
-	if !ok {
+	M := g.metrics
+	if !afford(8 * int64(n)) {
 		return out
 	}
-	M := g.metrics
+	order, ok := g.topo(n)
+	if !ok || !afford(int64(n)*(8+24*int64(M))) {
+		return out
+	}
 	count := written[float64](n)
 	sum := written[float64](n * M)
 	lo := written[int64](n * M)

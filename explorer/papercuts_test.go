@@ -80,17 +80,18 @@ func TestPathsBoundCountsCutExecutions(t *testing.T) {
 
 // Progress is not claimed where it was not checked: under symmetry, by a
 // cut search, or by a strategy that keeps no graph, each property is
-// listed in Result.Unchecked with the reason.
+// listed in Result.Unchecked with the reason, and the verdict is not ok.
+// Skipped on request (NoProgress), it is listed in Result.Skipped.
 func TestProgressUncheckedSaysWhy(t *testing.T) {
 	m := peterson.Lock(false, false, false)
 	for _, c := range []struct {
-		opts explorer.Options
-		want string
+		opts    explorer.Options
+		want    string
+		verdict explorer.Verdict
 	}{
-		{explorer.Options{MaxStates: 10}, "not checked when the search was cut"},
-		{explorer.Options{Strategy: explorer.DFS}, "checked by bfs only"},
-		{explorer.Options{Strategy: explorer.Random, Runs: 3, MaxSteps: 50}, "checked by bfs only"},
-		{explorer.Options{NoProgress: true}, "skipped"},
+		{explorer.Options{MaxStates: 10}, "not checked when the search was cut", explorer.Bounded},
+		{explorer.Options{Strategy: explorer.DFS}, "checked by bfs only", explorer.Partial},
+		{explorer.Options{Strategy: explorer.Random, Runs: 3, MaxSteps: 50}, "checked by bfs only", explorer.Bounded},
 	} {
 		r, err := explorer.Explore(m, c.opts)
 		if err != nil {
@@ -99,8 +100,18 @@ func TestProgressUncheckedSaysWhy(t *testing.T) {
 		if len(r.Unchecked) != 1 || !strings.Contains(r.Unchecked[0], "P0-enters") || !strings.Contains(r.Unchecked[0], c.want) {
 			t.Errorf("%+v: unchecked %q, want P0-enters with %q", c.opts, r.Unchecked, c.want)
 		}
+		if r.Verdict != c.verdict || r.OK() {
+			t.Errorf("%+v: %s, want %s and not OK", c.opts, r, c.verdict)
+		}
 	}
-	if r, _ := explorer.Explore(m, explorer.Options{}); len(r.Unchecked) != 0 {
-		t.Errorf("a complete bfs left %q unchecked", r.Unchecked)
+	r, err := explorer.Explore(m, explorer.Options{NoProgress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Unchecked) != 0 || len(r.Skipped) != 1 || !strings.Contains(r.Skipped[0], "P0-enters") || !strings.Contains(r.Skipped[0], "skipped") || !r.OK() {
+		t.Errorf("NoProgress: %s, skipped %q; want ok with P0-enters skipped", r, r.Skipped)
+	}
+	if r, _ := explorer.Explore(m, explorer.Options{}); len(r.Unchecked) != 0 || !r.OK() || r.Fairness != explorer.FairnessWeak {
+		t.Errorf("a complete bfs: %s, fairness %q", r, r.Fairness)
 	}
 }

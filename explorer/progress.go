@@ -2,6 +2,7 @@ package explorer
 
 import (
 	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -49,6 +50,33 @@ func (p *progress) report(states, transitions int64, depth int, frontier int) {
 }
 
 func (p *progress) finish(s *Stats) { p.meter.Finish(s, p.opts.Clock, p.start) }
+
+// afford says why the process cannot take need more bytes without
+// reaching Options.MaxMemory, or "" when it can (or there is no limit):
+// for what a search allocates after it has stopped checking its limits
+// state by state (what names it: "the progress check"). Memory the
+// collector has not yet returned counts only until it is returned: the
+// measure is taken again after it is, before a "no".
+func (p *progress) afford(need int64, what string) string {
+	if p.opts.MaxMemory <= 0 {
+		return ""
+	}
+	used := p.meter.Memory()
+	if used+need > p.opts.MaxMemory {
+		debug.FreeOSMemory()
+		used = p.meter.Memory()
+	}
+	if used+need <= p.opts.MaxMemory {
+		return ""
+	}
+	return fmt.Sprintf("max-memory=%d MiB: %s would need about %d MiB more (%d MiB in use)", p.opts.MaxMemory>>20, what, (need+1<<20-1)>>20, used>>20)
+}
+
+// progressBytes estimates what checking one progress property on a graph
+// of n states allocates: the pending set and the cycle roots (a bit per
+// state each), Tarjan's one int32 per state, and as much again for its
+// stacks.
+func progressBytes(n int64) int64 { return n/4 + 8*n }
 
 // limit reports whether the search must stop now, why, and with which
 // verdict: Options.Stop was closed (Interrupted), or the time or memory

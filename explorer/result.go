@@ -3,6 +3,7 @@ package explorer
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,11 +30,25 @@ var Strategies = []string{BFS, DFS, Random, RandomThreads, PCT, Paths}
 // A Verdict is the outcome of an exploration.
 type Verdict string
 
-// The verdicts.
+// The verdicts. Only OK is a proof: every other verdict but Violation
+// says what the run did not establish (Result.Bound, Result.Unchecked).
+// Result.OK is the check to write.
 const (
-	// OK: exhaustive and clean.
+	// OK: exhaustive and clean, and every property of the machine was
+	// checked (but those the caller asked to skip, Result.Skipped): a
+	// proof for the model at its parameters. Only bfs, dfs and paths
+	// give it.
 	OK Verdict = "ok"
-	// Bounded: clean within the bounds, but not exhaustive.
+	// Partial: every reachable state (or execution, for paths) was
+	// explored and no property was violated, but the search could not
+	// check some of them (Result.Unchecked says which and why: progress
+	// under dfs, paths or symmetry reduction, or what a memory limit left
+	// undone after the search). Not a proof of those: a livelock explored
+	// with dfs is Partial, never OK.
+	Partial Verdict = "partial"
+	// Bounded: clean within the bounds, but not exhaustive: an exhaustive
+	// search cut short by a limit (Result.Bound names it), or a sampling
+	// strategy (random, random-threads, pct), which is never exhaustive.
 	Bounded Verdict = "bounded"
 	// Violation: a property failed; Result.Schedule reproduces it.
 	Violation Verdict = "violation"
@@ -41,6 +56,15 @@ const (
 	// counts say how far it got.
 	Interrupted Verdict = "interrupted"
 )
+
+// Exhaustive reports whether strategy explores every state or execution
+// when no limit cuts it (bfs, dfs, paths), as opposed to sampling some
+// (random, random-threads, pct). A clean run of an exhaustive strategy
+// that is not OK stopped short of what it set out to do; a clean
+// sampling run is Bounded by nature.
+func Exhaustive(strategy string) bool {
+	return strategy == BFS || strategy == DFS || strategy == Paths
+}
 
 // Options configures an exploration. The zero value of each field selects
 // its documented default (see fill).
@@ -100,7 +124,8 @@ type Options struct {
 	// run that long; it needs Clock.
 	TimeLimit time.Duration
 	// NoProgress skips the progress properties (liveness): bfs then keeps
-	// no graph for them.
+	// no graph for them. The caller asks for it, so they are listed in
+	// Result.Skipped, not Result.Unchecked, and a clean search is OK.
 	NoProgress bool
 	// Fairness is the fairness assumed when checking progress properties:
 	// "weak" (the default: a thread continuously enabled eventually steps,
@@ -254,12 +279,39 @@ type Result struct {
 	Cycle int
 	// Unchecked lists the properties this run did not check, each with
 	// why ("flush-returns: progress is not checked under symmetry
-	// reduction"), so that an ok never claims more than was explored.
+	// reduction"), so that an ok never claims more than was explored: a
+	// complete search with an entry here is Partial, not OK. A memory
+	// limit that left the per-execution metrics uncomputed after the
+	// search is listed too, under MetricsUnchecked.
 	Unchecked []string
+	// Skipped lists the properties the caller asked not to check
+	// (Options.NoProgress), each with why. Unlike Unchecked they leave an
+	// OK verdict OK: the caller said so.
+	Skipped []string
+	// Fairness is the fairness the progress properties were checked
+	// under (Options.Fairness: "weak" or "none"), or "" when this run
+	// checked none (no progress property, or a strategy or option that
+	// does not check them: see Unchecked and Skipped). A progress
+	// violation's lasso is fair under it.
+	Fairness string
 	// Bound says which bound made a clean run non-exhaustive.
 	Bound   string
 	Stats   Stats
 	Metrics []Metric
+}
+
+// MetricsUnchecked is the name under which Result.Unchecked lists the
+// per-execution metric summaries that Options.Metrics asked for and a
+// memory limit left uncomputed after the search.
+const MetricsUnchecked = "per-execution metrics"
+
+// OK reports whether r is a proof: an exhaustive search that ended, found
+// no violation and checked every property (but those the caller asked to
+// skip). It is false for Partial, Bounded, Violation and Interrupted, and
+// for a nil Result: a test that asserts r.OK() fails on a search that
+// left a progress property unchecked or stopped at a limit.
+func (r *Result) OK() bool {
+	return r != nil && r.Verdict == OK && len(r.Unchecked) == 0
 }
 
 // Stats are the counts of an exploration. States and Transitions do not
@@ -312,10 +364,44 @@ type Metric struct {
 	Transitions int64
 }
 
+// CleanExcept reports whether r proves everything but the named
+// properties: every state explored, no violation, and nothing left
+// unchecked but those (OK, or Partial with only them in Unchecked). It is
+// how a test says what it accepts, by name, from a search that cannot
+// check everything: r.CleanExcept("flush-returns") for dfs, paths or
+// symmetry reduction on a machine whose only progress property is
+// flush-returns. With no names it is r.OK(); a Bounded, Violation or
+// Interrupted result is never clean.
+func (r *Result) CleanExcept(unchecked ...string) bool {
+	if r == nil || r.Verdict != OK && r.Verdict != Partial {
+		return false
+	}
+	for _, u := range r.Unchecked {
+		name, _, _ := strings.Cut(u, ": ")
+		if !slices.Contains(unchecked, name) {
+			return false
+		}
+	}
+	return true
+}
+
+// String is one line: the verdict, the counts, and what the verdict does
+// not cover: the violation, the bound that cut the search, and every
+// property not checked ("partial: 12 states, 20 transitions, depth 5; not
+// checked: P0-enters: progress is checked by bfs only, ...").
 func (r *Result) String() string {
 	s := fmt.Sprintf("%s: %d states, %d transitions, depth %d", r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth)
 	if r.Violation != nil {
 		s += "; " + r.Violation.Error()
+	}
+	if r.Bound != "" {
+		s += "; bound: " + r.Bound
+	}
+	if len(r.Unchecked) > 0 {
+		s += "; not checked: " + strings.Join(r.Unchecked, "; ")
+	}
+	if len(r.Skipped) > 0 {
+		s += "; skipped: " + strings.Join(r.Skipped, "; ")
 	}
 	return s
 }

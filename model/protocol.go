@@ -72,6 +72,12 @@ type Config struct {
 	Expect map[string]string
 	// Options are explorer settings this size needs to fit in time and
 	// memory ("fingerprint", "symmetry"); verification says which it used.
+	// Symmetry reduction checks no progress property (a cycle of orbits
+	// need not be a cycle of states): declaring it accepts that a variant
+	// expected correct is found "partial" here, every state explored and
+	// its progress properties not checked, and verification counts that
+	// as a match. Without the declaration (check verify --symmetry or
+	// --strategy dfs) such a row is incomplete, not a match.
 	Options []string
 }
 

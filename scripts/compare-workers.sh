@@ -24,8 +24,9 @@ if [ -z "$check" ]; then
 	go build -o "$check" ./cmd/check
 fi
 rate() { # config workers-config -> states/s
-	# The whole output first: a pipe closed early (head -1) would end
-	# check with SIGPIPE and, under pipefail, the script.
+	# The whole output first: a pipe closed early (head -1) would make
+	# check exit 2 (a result it could not write) and, under pipefail,
+	# end the script.
 	local out
 	# shellcheck disable=SC2086
 	out=$("$check" bench --json --config "$2" $1)

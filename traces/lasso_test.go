@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -156,5 +157,124 @@ func TestLassoReplayRefusesBrokenCycles(t *testing.T) {
 	}
 	if _, err := Replay(spinProtocol, none); err != nil {
 		t.Errorf("the same cycle without fairness: %v", err)
+	}
+}
+
+// Record on the schedule of a lasso, as the explorer reports one, records
+// it as the progress violation it is, with its cycle and fairness (the
+// trace RecordProgress gives, byte for byte), and the trace round-trips
+// through its file form and replay: it never replays clean.
+func TestRecordOnALassoRecordsTheLasso(t *testing.T) {
+	r, want := exploreSpin(t, "give-up", explorer.FairnessWeak)
+	if r.Fairness != explorer.FairnessWeak {
+		t.Errorf("the result says the fairness was %q, want %q", r.Fairness, explorer.FairnessWeak)
+	}
+	_, params, err := spinProtocol.Instantiate("give-up", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Record(spinProtocol, "give-up", params, r.Schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Violation == nil || *tr.Violation != *r.Violation || tr.Cycle != r.Cycle || tr.Fairness != explorer.FairnessWeak {
+		t.Fatalf("Record: violation %v, cycle %d, fairness %q; the explorer found %v with a cycle of %d", tr.Violation, tr.Cycle, tr.Fairness, r.Violation, r.Cycle)
+	}
+	got, err := Encode(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantData, _ := Encode(want); !bytes.Equal(got, wantData) {
+		t.Errorf("Record and RecordProgress disagree:\n%s\n%s", got, wantData)
+	}
+	back, err := Decode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Replay(spinProtocol, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := rep.Execution.Violation; v == nil || *v != *r.Violation || rep.Cycle != r.Cycle {
+		t.Errorf("replayed: violation %v, cycle %d; want %v, cycle %d", v, rep.Cycle, r.Violation, r.Cycle)
+	}
+
+	// A prefix that closes no cycle is an execution like any other.
+	clean, err := Record(spinProtocol, "give-up", params, r.Schedule[:1])
+	if err != nil || clean.Violation != nil || clean.Cycle != 0 {
+		t.Errorf("a prefix of the lasso: %+v, %v; want a clean trace", clean, err)
+	}
+}
+
+// A lasso that is a counterexample only without fairness (the waiter
+// spinning while the setter could still act) cannot be recorded by Record,
+// which does not know the fairness it was found under: it says so, and
+// RecordProgress records it.
+func TestRecordRefusesALassoFairOnlyWithoutFairness(t *testing.T) {
+	r, _ := exploreSpin(t, "sets", explorer.FairnessNone)
+	if r.Fairness != explorer.FairnessNone {
+		t.Errorf("the result says the fairness was %q, want %q", r.Fairness, explorer.FairnessNone)
+	}
+	_, err := Record(spinProtocol, "sets", model.Params{}, r.Schedule)
+	if err == nil || !strings.Contains(err.Error(), "not fair under weak fairness") || !strings.Contains(err.Error(), "RecordProgress") {
+		t.Errorf("Record = %v, want an error naming the fairness and RecordProgress", err)
+	}
+}
+
+// An execution that ends with every thread done and an obligation still
+// pending is a progress counterexample with no cycle: Record records it
+// as bfs reports it.
+func TestRecordOnAnEndWithAPendingObligation(t *testing.T) {
+	p := &model.Protocol{
+		Name: "ends", Description: "a thread that ends without doing its job", Source: "traces tests",
+		Variants: []model.Variant{{Name: "v", Expect: "job-done", Description: "it forgets"}},
+		New: func(string, model.Params) (model.Machine, error) {
+			return model.MustNew(model.Def[struct{ Step uint8 }]{
+				Threads: []string{"worker"},
+				Init:    func(*struct{ Step uint8 }) {},
+				Step: func(s *struct{ Step uint8 }, _ int, x *model.Exec) {
+					if s.Step == 1 {
+						x.Done()
+						return
+					}
+					s.Step = 1
+					x.Label("return without doing the job")
+				},
+				Progress: []model.ProgressOf[struct{ Step uint8 }]{{Name: "job-done", Pending: func(*struct{ Step uint8 }) bool { return true }}},
+			}), nil
+		},
+	}
+	m, params, err := p.Instantiate("v", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := explorer.Explore(m, explorer.Options{})
+	if err != nil || r.Violation == nil || r.Cycle != 0 {
+		t.Fatalf("bfs: %v, %v; want a violation of job-done with no cycle", r, err)
+	}
+	tr, err := Record(p, "v", params, r.Schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Violation == nil || *tr.Violation != *r.Violation || tr.Cycle != 0 {
+		t.Fatalf("Record: %v, cycle %d; bfs found %v", tr.Violation, tr.Cycle, r.Violation)
+	}
+	if _, err := Replay(p, tr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A lasso's recorded message is checked on replay like any other: edited,
+// it is a divergence at the end of the lasso.
+func TestLassoWithAnEditedMessageDiverges(t *testing.T) {
+	_, tr := exploreSpin(t, "give-up", explorer.FairnessWeak)
+	edited := *tr
+	v := *tr.Violation
+	v.Message = strings.Replace(v.Message, "forever", "for a while", 1)
+	edited.Violation = &v
+	_, err := Replay(spinProtocol, &edited)
+	var de *DivergenceError
+	if !errors.As(err, &de) || de.Step != len(tr.Schedule) || !strings.Contains(err.Error(), "for a while") || !strings.Contains(err.Error(), "forever") {
+		t.Errorf("Replay of an edited lasso message = %v, want a divergence at step %d naming both messages", err, len(tr.Schedule))
 	}
 }

@@ -51,6 +51,9 @@ func Minimize(p *model.Protocol, t *Trace) (*Trace, error) {
 	if t.Violation == nil {
 		return nil, errors.New("minimize: the trace has no violation to preserve")
 	}
+	if isProgress(r.Machine, t.Violation.Property) {
+		return nil, fmt.Errorf("minimize: the trace is a %s counterexample, a lasso: it is not minimized (bfs found it after a shortest path to its cycle)", t.Violation.Property)
+	}
 	_, params, err := p.Instantiate(t.Variant, t.Params)
 	if err != nil {
 		return nil, fmt.Errorf("minimize: %w", err)

@@ -42,8 +42,10 @@ func (e *DivergenceError) Error() string {
 // Replay rebuilds the trace's machine and re-applies its schedule
 // strictly. Every step must be enabled and give the recorded thread and
 // label; the recorded violation (or none) must occur exactly at the end of
-// the schedule, with the same property. Otherwise the error is a
-// *DivergenceError naming the first step that differs. An unknown variant
+// the schedule, with the same property and the same message, word for
+// word (a lasso's message is a function of the lasso and its fairness,
+// explorer.LassoMessage). Otherwise the error is a *DivergenceError naming
+// the first step that differs. An unknown variant
 // or parameter, a value out of range, or a trace of another protocol is a
 // plain error.
 func Replay(p *model.Protocol, t *Trace) (*Replayed, error) {
@@ -137,20 +139,29 @@ func replayProgress(m model.Machine, t *Trace) (*Replayed, error) {
 		}
 		return nil, &DivergenceError{Step: len(t.Schedule), Expected: "a " + t.Violation.Property + " counterexample", Actual: err.Error()}
 	}
-	v := *t.Violation
+	msg, err := explorer.LassoMessage(m, t.Schedule, t.Cycle, fairness)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	v := model.Violation{Property: t.Violation.Property, Message: msg}
+	if v != *t.Violation {
+		return nil, &DivergenceError{Step: len(t.Schedule), Expected: describeViolation(t.Violation), Actual: describeViolation(&v)}
+	}
 	ex.Violation, ex.ViolationStep = &v, len(t.Schedule)
 	return &Replayed{Trace: t, Machine: m, Execution: ex, Cycle: t.Cycle}, nil
 }
 
 // compareViolations returns "" when the execution's violation matches the
-// trace's (the same property, or none for both), and otherwise what the
-// model gave. Messages are for people and may be reworded without making a
-// trace stale; the property is what a counterexample demonstrates.
+// trace's (the same property and message, or none for both), and
+// otherwise what the model gave. The message is part of what a trace
+// records: one edited by hand, or one the model no longer gives (the model
+// changed what it says about the same execution), is a divergence, not a
+// detail, so a trace never shows a reader words the model does not say.
 func compareViolations(want, got *model.Violation) string {
 	switch {
 	case want == nil && got == nil:
 		return ""
-	case want != nil && got != nil && want.Property == got.Property:
+	case want != nil && got != nil && *want == *got:
 		return ""
 	}
 	return describeViolation(got)

@@ -81,6 +81,21 @@ type Step struct {
 // Steps and Violation filled in. The schedule is truncated at the
 // violation, so a recorded violation always happens at the trace's end.
 // A choice that is not enabled is a *DivergenceError.
+//
+// A schedule that is a progress counterexample, as the explorer reports
+// one in Result.Schedule (with Result.Cycle), is recorded as one, so that
+// it replays as the violation it is and never as a clean execution: an
+// execution that ends with every thread done and a progress property
+// pending (cycle 0), or one whose last state is an earlier state of it,
+// with a progress property pending throughout the cycle between them, and
+// the cycle fair under weak fairness, the default (a cycle found under
+// strong fairness is). The cycle is the longest such, as the explorer's
+// is, and the trace says fairness "weak". A pending cycle that is not
+// fair under weak fairness (one found with Options.Fairness "none", or
+// with a thread exempted from fairness) is refused with an error that
+// says so: RecordProgress records it with the fairness it was found under
+// (Result.Fairness), as it records any lasso whose cycle and fairness are
+// known.
 func Record(p *model.Protocol, variant string, params model.Params, schedule []model.Choice) (*Trace, error) {
 	if p == nil {
 		return nil, errors.New("record: no protocol")
@@ -111,6 +126,53 @@ func Record(p *model.Protocol, variant string, params model.Params, schedule []m
 	if ex.Violation != nil {
 		v := *ex.Violation
 		t.Violation = &v
+		return t, nil
+	}
+	return recordLasso(p, m, t, ex)
+}
+
+// recordLasso returns t, the trace of a clean execution ex, as the
+// progress violation it is when its schedule is a lasso (see Record), or
+// as it is otherwise.
+func recordLasso(p *model.Protocol, m model.Machine, t *Trace, ex *explorer.Execution) (*Trace, error) {
+	progress := m.Properties().Progress
+	if len(progress) == 0 {
+		return t, nil
+	}
+	n := len(t.Schedule)
+	lasso := func(cycle int, fairness string) (*Trace, error) {
+		for _, pp := range progress {
+			if _, err := explorer.CheckLasso(m, t.Schedule, cycle, pp.Name, fairness); err != nil {
+				continue
+			}
+			// RecordProgress writes the lasso's own message.
+			return RecordProgress(p, t.Variant, t.Params, t.Schedule, cycle, &model.Violation{Property: pp.Name}, fairness)
+		}
+		return nil, nil
+	}
+	if ex.Terminal {
+		if lt, err := lasso(0, explorer.FairnessWeak); lt != nil || err != nil {
+			return lt, err
+		}
+		return t, nil
+	}
+	last := string(ex.States[n].AppendKey(nil))
+	var unfair []int
+	for i := 0; i < n; i++ {
+		if string(ex.States[i].AppendKey(nil)) != last {
+			continue
+		}
+		if lt, err := lasso(n-i, explorer.FairnessWeak); lt != nil || err != nil {
+			return lt, err
+		}
+		unfair = append(unfair, i)
+	}
+	for _, i := range unfair {
+		for _, pp := range progress {
+			if _, err := explorer.CheckLasso(m, t.Schedule, n-i, pp.Name, explorer.FairnessNone); err == nil {
+				return nil, fmt.Errorf("record: the schedule is a lasso, steps %d to %d repeating with %s pending throughout, but the cycle is not fair under weak fairness, the one Record assumes: record it with RecordProgress and the fairness it was found under (Result.Fairness, such as %q)", i+1, n, pp.Name, explorer.FairnessNone)
+			}
+		}
 	}
 	return t, nil
 }
@@ -118,7 +180,9 @@ func Record(p *model.Protocol, variant string, params model.Params, schedule []m
 // RecordProgress is Record for a progress violation v found under
 // fairness: the schedule is a lasso whose last cycle steps repeat forever
 // (or, with cycle 0, an execution that ends with the obligation pending).
-// The lasso is checked (explorer.CheckLasso) before it is recorded.
+// The lasso is checked (explorer.CheckLasso) before it is recorded, with
+// the message the explorer gives such a lasso (explorer.LassoMessage),
+// whatever v's says: replay checks the recorded message word for word.
 func RecordProgress(p *model.Protocol, variant string, params model.Params, schedule []model.Choice, cycle int, v *model.Violation, fairness string) (*Trace, error) {
 	if p == nil || v == nil {
 		return nil, errors.New("record: no protocol or no violation")
@@ -144,8 +208,11 @@ func RecordProgress(p *model.Protocol, variant string, params model.Params, sche
 	for i, s := range ex.Steps {
 		t.Steps[i] = Step{Thread: threadName(names, s.Choice.Thread), Label: s.Label}
 	}
-	vc := *v
-	t.Violation = &vc
+	msg, err := explorer.LassoMessage(m, schedule, cycle, fairness)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	t.Violation = &model.Violation{Property: v.Property, Message: msg}
 	t.Version = t.version()
 	return t, nil
 }
@@ -309,8 +376,29 @@ func writeJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// Load reads and decodes the trace file at path.
+// Load reads and decodes the trace file at path, which must be a regular
+// file: a FIFO, a device or a socket is refused before it is opened (a
+// FIFO with no writer would block the open, and nothing else, a signal
+// included, would end it).
 func Load(path string) (*Trace, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, clip.PathError(err) // names the file already
+	}
+	if !fi.Mode().IsRegular() {
+		kind := "not a regular file"
+		switch m := fi.Mode(); {
+		case m.IsDir():
+			kind = "a directory"
+		case m&os.ModeNamedPipe != 0:
+			kind = "a named pipe (FIFO)"
+		case m&os.ModeSocket != 0:
+			kind = "a socket"
+		case m&os.ModeDevice != 0:
+			kind = "a device"
+		}
+		return nil, fmt.Errorf("%s: %s, not a trace file: a trace is read from a regular file", clip.String(path), kind)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, clip.PathError(err) // names the file already

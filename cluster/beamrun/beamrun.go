@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -80,6 +81,37 @@ func (r *Runner) Run(ctx context.Context, p *beam.Pipeline) error {
 	case <-timer:
 		return fmt.Errorf("%w: %s passed (--level-timeout); is a worker unable to start, or stuck?", ErrTimeout, r.Timeout)
 	}
+}
+
+// DialTimeout bounds CheckEndpoint's connection to a job server.
+const DialTimeout = 10 * time.Second
+
+// CheckEndpoint connects once to the job server that runner name would
+// use, at endpoint (HOST:PORT, Beam's --endpoint), and closes the
+// connection: a server that refuses it or does not answer within
+// DialTimeout is reported at once, naming the endpoint. Beam's portable
+// runners would otherwise retry the connection silently until
+// Runner.Timeout (--level-timeout, an hour by default) and then report a
+// pipeline that did not finish. An empty endpoint (Prism in process,
+// Dataflow's own API) and one that is not HOST:PORT (a gRPC target with a
+// scheme other than dns) are left to the runner.
+func CheckEndpoint(ctx context.Context, name, endpoint string) error {
+	if endpoint == "" || name == "dataflow" {
+		return nil
+	}
+	addr := strings.TrimPrefix(strings.TrimPrefix(endpoint, "dns:///"), "dns:")
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil
+	}
+	d := net.Dialer{Timeout: DialTimeout}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("--endpoint %s: the %s job server cannot be reached: %w (is it running, and is this its address?)", endpoint, name, err)
+	}
+	return c.Close()
 }
 
 // Quiet sets the level of Beam's and Prism's logging, which goes through

@@ -31,9 +31,10 @@ import (
 type Config struct {
 	Target   target.Target
 	Symmetry bool
-	// NoProgress says that progress properties were skipped on purpose
-	// (only the report's wording depends on it: a cluster search never
-	// checks them).
+	// NoProgress says that progress properties were skipped on purpose:
+	// a cluster search never checks them, and with NoProgress they are
+	// listed as skipped (Result.Skipped, the verdict ok) instead of not
+	// checked (Result.Unchecked, the verdict partial).
 	NoProgress bool
 	// MaxSteps bounds the depth as explorer.Options.MaxSteps does
 	// (default 10000).
@@ -138,7 +139,10 @@ func Explore(ctx context.Context, c Config) (*Outcome, error) {
 // why, in the local bfs's words where it has the same reason. Progress
 // (a cycle that keeps an obligation pending) is checked on the state
 // graph, which a cluster search does not keep: a clean search says so,
-// and ok never claims more than was explored.
+// and its verdict is partial, as the local explorer's is for a complete
+// search that left a property unchecked: ok never claims more than was
+// explored. Progress skipped on request (NoProgress) is listed as
+// skipped, and leaves ok ok.
 func (d *driver) unchecked() {
 	props := d.m.Properties()
 	why := ""
@@ -146,7 +150,10 @@ func (d *driver) unchecked() {
 	case len(props.Progress) == 0:
 		return
 	case d.c.NoProgress:
-		why = "progress properties were skipped (no-progress)"
+		for _, p := range props.Progress {
+			d.r.Skipped = append(d.r.Skipped, p.Name+": progress properties were skipped (no-progress)")
+		}
+		return
 	case d.c.Symmetry:
 		why = "progress is not checked under symmetry reduction: a cycle of orbits need not be a cycle of states"
 	case r.Verdict == explorer.OK:
@@ -158,6 +165,9 @@ func (d *driver) unchecked() {
 	}
 	for _, p := range props.Progress {
 		d.r.Unchecked = append(d.r.Unchecked, p.Name+": "+why)
+	}
+	if d.r.Verdict == explorer.OK {
+		d.r.Verdict = explorer.Partial
 	}
 }
 

@@ -4,7 +4,12 @@
 // default; Flink, Spark, Dataflow or any portable job server).
 //
 // Exit codes are check's: 0 no violation, 1 a violation was found, 2 a
-// usage or input error (or a pipeline that failed), 130 interrupted.
+// usage or input error (or a pipeline that failed, a job server that
+// cannot be reached, a stdout that cannot be written), 3 no violation but
+// not a proof: a search cut short by a limit (bounded) or one that left a
+// property unchecked (partial: a cluster search never checks progress
+// properties, unless --no-progress skips them on purpose), 130
+// interrupted.
 package command
 
 import (
@@ -45,8 +50,11 @@ random-threads, pct), on Prism in this process (the default) or on a cluster
 The result, output and exit codes are those of "check explore".
 
 run "%[1]s explore -h" for the flags.
-exit status: 0 no violation, 1 violation found, 2 usage or input error,
-130 interrupted.
+exit status: 0 no violation (a proof for bfs; a clean sampling run says how
+many walks), 1 violation found, 2 usage or input error, 3 no violation but
+not a proof: bfs cut short by a limit (bounded) or with a property left
+unchecked (partial: a cluster search checks no progress property; skip
+them with --no-progress), 130 interrupted.
 `
 
 // Main runs the command line args (without the program name) and returns
@@ -54,6 +62,8 @@ exit status: 0 no violation, 1 violation found, 2 usage or input error,
 // (the current one is abandoned); it then reports what it found so far
 // with the verdict "interrupted".
 func Main(args []string, stdout, stderr io.Writer) int {
+	// A closed pipe is a write error (exit 2), not a SIGPIPE (141).
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, args, stdout, stderr)
@@ -74,15 +84,38 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: unknown command %q\n\n"+usageText, Name, args[0], Name)
 		return cli.ExitUsage
 	}
-	code, err := explore(ctx, args[1:], stdout, stderr)
+	out := &errWriter{w: stdout}
+	code, err := explore(ctx, args[1:], out, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return cli.ExitOK
+	}
+	if err == nil && out.err != nil {
+		// The result did not reach stdout (a closed pipe, a full disk).
+		err = fmt.Errorf("the result could not be written to stdout: %w", out.err)
+	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cli.ExitOK
-		}
 		fmt.Fprintf(stderr, "%s explore: %v\n", Name, err)
 		return cli.ExitUsage
 	}
 	return code
+}
+
+// errWriter is stdout, keeping its first write error: a result that could
+// not be written is an error, exit 2, as in check.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *errWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
 }
 
 // flags are explore's flags and the cluster's own.
@@ -224,6 +257,11 @@ func explore(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return 0, err
 	}
 	defer removeDir()
+	if g := f.fs.Lookup("endpoint"); g != nil {
+		if err := beamrun.CheckEndpoint(ctx, f.runner, g.Value.String()); err != nil {
+			return 0, err
+		}
+	}
 	runner := &beamrun.Runner{Name: f.runner, Timeout: f.levelTimeout}
 	r, err := search(ctx, tg, opts, f, dir, runner)
 	if err != nil {

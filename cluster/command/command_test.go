@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/protocheck/protocheck/cli"
 	"github.com/protocheck/protocheck/cluster/internal/beamtest"
@@ -62,19 +65,21 @@ func TestSameDocumentAsCheck(t *testing.T) {
 		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
 			code, out, stderr := cluster(t, args...)
 			wantCode, wantOut, _ := check(t, args...)
-			if code != wantCode {
-				t.Fatalf("exit %d, check exits %d\n%s", code, wantCode, stderr)
-			}
 			got, want := document(t, out), document(t, wantOut)
 			if _, ok := got["fingerprint_collision"]; !ok && got["strategy"] == "bfs" {
 				t.Errorf("no fingerprint_collision in a bfs document")
 			}
 			delete(got, "fingerprint_collision")
 			delete(want, "store_bytes_per_state") // the local search's own structures
-			if _, checked := want["unchecked"]; !checked && got["verdict"] == "ok" {
+			if _, checked := want["unchecked"]; !checked && want["verdict"] == "ok" && got["verdict"] != "ok" {
 				// The local bfs checked the progress properties on its
-				// state graph and names them; a cluster search keeps
-				// none and lists each of them as not checked.
+				// state graph and names them (ok, exit 0); a cluster
+				// search keeps none, lists each of them as not checked
+				// and is partial, exit 3: not a proof of them.
+				if got["verdict"] != "partial" || code != cli.ExitIncomplete || wantCode != cli.ExitOK {
+					t.Errorf("verdict %v, exit %d; check explore's ok, exit %d: want partial, exit %d", got["verdict"], code, wantCode, cli.ExitIncomplete)
+				}
+				got["verdict"], code = "ok", wantCode
 				held, _ := want["progress_checked"].([]any)
 				u, _ := got["unchecked"].([]any)
 				if len(u) != len(held) {
@@ -89,6 +94,9 @@ func TestSameDocumentAsCheck(t *testing.T) {
 				delete(got, "unchecked")
 				delete(want, "progress_checked")
 				delete(want, "fairness")
+			}
+			if code != wantCode {
+				t.Fatalf("exit %d, check exits %d\n%s", code, wantCode, stderr)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("cluster:\n%s\ncheck:\n%s", out, wantOut)
@@ -109,7 +117,8 @@ func TestSameTextAsCheck(t *testing.T) {
 		var keep []string
 		for _, l := range strings.Split(s, "\n") {
 			if strings.HasPrefix(l, "fingerprints: ") || strings.HasPrefix(l, "progress: ") ||
-				strings.HasPrefix(l, "not checked: ") && strings.Contains(l, "progress is not checked on a cluster") {
+				strings.HasPrefix(l, "not checked: ") && strings.Contains(l, "progress is not checked on a cluster") ||
+				strings.HasPrefix(l, "verdict: ok") || strings.HasPrefix(l, "verdict: partial") {
 				continue
 			}
 			if i := strings.Index(l, "  store bytes/state"); i >= 0 {
@@ -120,20 +129,26 @@ func TestSameTextAsCheck(t *testing.T) {
 		return strings.Join(keep, "\n")
 	}
 	for _, c := range []struct {
-		args []string
-		code int
+		args      []string
+		code      int // the cluster's
+		checkCode int // check explore's
 	}{
-		{[]string{"explore", "pvflush/posted", "--full"}, cli.ExitViolation},
-		// Threads that never halt: every linearizability walk is cut.
-		{[]string{"explore", "exclusive/upstream", "vcpus=2"}, cli.ExitOK},
+		{[]string{"explore", "pvflush/posted", "--full"}, cli.ExitViolation, cli.ExitViolation},
+		// Threads that never halt: every linearizability walk is cut. The
+		// local bfs proves the progress properties (ok), the cluster does
+		// not check them (partial, exit 3).
+		{[]string{"explore", "exclusive/upstream", "vcpus=2"}, cli.ExitIncomplete, cli.ExitOK},
 	} {
 		code, out, _ := cluster(t, c.args...)
 		wantCode, wantOut, _ := check(t, c.args...)
-		if code != c.code || wantCode != c.code {
-			t.Fatalf("%q: exit %d and %d, want %d", c.args, code, wantCode, c.code)
+		if code != c.code || wantCode != c.checkCode {
+			t.Fatalf("%q: exit %d and %d, want %d and %d", c.args, code, wantCode, c.code, c.checkCode)
 		}
 		if strip(out) != strip(wantOut) {
 			t.Errorf("cluster:\n%s\ncheck:\n%s", out, wantOut)
+		}
+		if c.code == cli.ExitIncomplete && !strings.Contains(out, "verdict: partial — every reachable state explored") {
+			t.Errorf("a cluster search that checked no progress property is not partial:\n%s", out)
 		}
 		if !strings.Contains(out, "fingerprints: the probability that a collision hid a state is about") {
 			t.Errorf("no fingerprint estimate:\n%s", out)
@@ -203,6 +218,55 @@ func TestUsageErrors(t *testing.T) {
 		code, _, stderr := cluster(t, c.args...)
 		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// With --no-progress the progress properties are skipped on purpose, not
+// left unchecked: a clean cluster search is then ok and exits 0, as check
+// explore --no-progress does; a search cut by --max-states exits 3.
+func TestClusterExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"explore", "pvflush/fixed", "vcpus=2", "--no-progress"}, cli.ExitOK, "skipped: flush-returns: progress properties were skipped (no-progress)"},
+		{[]string{"explore", "pvflush/fixed", "vcpus=2", "--max-states", "100"}, cli.ExitIncomplete, "not explored: every state beyond the"},
+	} {
+		code, out, stderr := cluster(t, c.args...)
+		wantCode, _, _ := check(t, c.args...)
+		if code != c.code || wantCode != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%q: exit %d (check explore: %d), want %d and %q\n%s%s", c.args, code, wantCode, c.code, c.want, out, stderr)
+		}
+	}
+}
+
+// A job server that refuses the connection is reported within seconds,
+// naming the endpoint, instead of after --level-timeout (an hour) as
+// workers that cannot start.
+func TestUnreachableJobServerFailsAtOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now: the connection is refused
+	// --endpoint is Beam's flag, a global: restore it for the other tests.
+	g := flag.Lookup("endpoint")
+	if g == nil {
+		t.Fatal("Beam's --endpoint flag is not registered")
+	}
+	old := g.Value.String()
+	t.Cleanup(func() { g.Value.Set(old) })
+	for _, runner := range []string{"universal", "flink", "prism"} {
+		start := time.Now()
+		code, _, stderr := cluster(t, "explore", "pvflush/posted", "--runner", runner, "--endpoint", addr, "--temp", t.TempDir(), "--progress", "none")
+		if code != cli.ExitUsage || !strings.Contains(stderr, "--endpoint "+addr) || !strings.Contains(stderr, "cannot be reached") || !strings.Contains(stderr, "refused") {
+			t.Errorf("--runner %s: exit %d\n%s", runner, code, stderr)
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("--runner %s: %s before it gave up", runner, d)
 		}
 	}
 }

@@ -25,7 +25,17 @@ import (
 // The code under test must be deterministic given the schedule: a
 // decision whose enabled choices differ from the earlier run's is
 // reported as uncontrolled nondeterminism (Run.Err).
+//
+// The strategy implements Pruner: once it is exhausted, it says whether
+// the bound left a schedule out (ErrExhausted then means "every schedule
+// within the bound", not every schedule).
 func DFS(preemptionBound int) Strategy { return &dfsStrategy{bound: preemptionBound} }
+
+// A Pruner is a strategy that can leave schedules out by a bound of its
+// own (DFS's preemption bound). Pruned reports whether it has so far.
+type Pruner interface {
+	Pruned() bool
+}
 
 type dfsNode struct {
 	enabled []model.Choice // as offered, for the nondeterminism check
@@ -40,7 +50,10 @@ type dfsStrategy struct {
 	pos     int // decisions taken by the current run
 	started bool
 	done    bool
+	pruned  bool // the bound left an option out
 }
+
+func (d *dfsStrategy) Pruned() bool { return d.pruned }
 
 func (d *dfsStrategy) Begin() error {
 	if d.done {
@@ -81,11 +94,14 @@ func (d *dfsStrategy) Pick(p *Point) (model.Choice, error) {
 			n.options = append(n.options, c)
 		}
 	}
-	if !prevEnabled || d.bound < 0 || d.preemptions() < d.bound {
-		for _, c := range p.Enabled {
-			if c.Thread != p.Prev {
-				n.options = append(n.options, c)
+	within := !prevEnabled || d.bound < 0 || d.preemptions() < d.bound
+	for _, c := range p.Enabled {
+		if c.Thread != p.Prev {
+			if !within {
+				d.pruned = true
+				break
 			}
+			n.options = append(n.options, c)
 		}
 	}
 	d.stack = append(d.stack, n)

@@ -21,9 +21,11 @@ func TestLinearizableCorrect(t *testing.T) {
 		if r.Verdict != explorer.Bounded || r.Violation != nil {
 			t.Errorf("%s random: %s", variant, r)
 		}
+		// paths follows every execution and checks every history; it
+		// keeps no state graph, so host-flush-returns is not checked.
 		r = explore(t, machineFor(t, variant, small), explorer.Options{Strategy: explorer.Paths})
-		if r.Verdict != explorer.OK || r.Stats.Executions != 149004 {
-			t.Errorf("%s paths %v: %s, %d executions, want ok with 149004", variant, small, r, r.Stats.Executions)
+		if !r.CleanExcept(HostFlushReturns) || r.Stats.Executions != 149004 {
+			t.Errorf("%s paths %v: %s, %d executions, want clean but for %s with 149004", variant, small, r, r.Stats.Executions, HostFlushReturns)
 		}
 	}
 }

@@ -10,14 +10,30 @@ import (
 
 // Upstream under x86-TSO (memory=1): with its smp_mb() pairs and its
 // locked mutex operations the store buffers break nothing, exhaustively at
-// the default size.
+// the default size: bfs proves every property; dfs, which keeps no state
+// graph, every property but the progress ones, which it says it did not
+// check (partial).
 func TestUpstreamCorrectUnderTSO(t *testing.T) {
 	for _, strategy := range []string{explorer.BFS, explorer.DFS} {
-		_, r := explore(t, "upstream", model.Params{"memory": 1}, explorer.Options{Strategy: strategy})
-		if r.Verdict != explorer.OK || r.Stats.States != 196343 || r.Stats.Transitions != 744837 {
-			t.Errorf("upstream memory=1 %s: %s; want ok with 196343 states, 744837 transitions", strategy, r)
+		m, r := explore(t, "upstream", model.Params{"memory": 1}, explorer.Options{Strategy: strategy})
+		clean := r.OK()
+		if strategy == explorer.DFS {
+			clean = r.Verdict == explorer.Partial && r.CleanExcept(progressNames(m)...)
+		}
+		if !clean || r.Stats.States != 196343 || r.Stats.Transitions != 744837 {
+			t.Errorf("upstream memory=1 %s: %s; want ok (dfs: all but progress) with 196343 states, 744837 transitions", strategy, r)
 		}
 	}
+}
+
+// progressNames names m's progress properties: what dfs and symmetry
+// reduction leave unchecked.
+func progressNames(m model.Machine) []string {
+	var out []string
+	for _, p := range m.Properties().Progress {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 // V-A1, found: without the smp_mb() of cpu_exec_start and

@@ -39,12 +39,15 @@ func TestSymmetryAgreesWithBFS(t *testing.T) {
 			m := instantiate(t, v.Name, size.params)
 			plain := exploreWith(t, m, explorer.Options{Workers: 2})
 			sym := exploreWith(t, m, explorer.Options{Workers: 2, Symmetry: true})
-			if plain.Verdict != sym.Verdict {
+			// Symmetry checks no progress property: where plain bfs
+			// proves everything, symmetry proves everything but
+			// flush-returns, and says so (partial).
+			if plain.OK() && (sym.Verdict != explorer.Partial || !sym.CleanExcept(FlushReturns)) || !plain.OK() && plain.Verdict != sym.Verdict {
 				t.Errorf("%s: symmetry says %s, plain bfs %s", name, sym, plain)
 				continue
 			}
 			if w, ok := size.states[v.Name]; ok {
-				if plain.Verdict != explorer.OK || plain.Stats.States != w.plain || sym.Stats.States != w.sym {
+				if !plain.OK() || plain.Stats.States != w.plain || sym.Stats.States != w.sym {
 					t.Errorf("%s: plain %s, symmetry %s; want ok with %d and %d states", name, plain, sym, w.plain, w.sym)
 				}
 				continue
