@@ -413,13 +413,7 @@ func (v *vc) mmio() {
 	r, name, m := v.r, v.name, v.r.m
 	for stale := false; ; {
 		if v.mEntry() == 0 || stale {
-			r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: " + m.dispatchRead() + " is generation ")
-			g := uint8(v.dispatch())
-			r.e.Notef("%d", g)
-			r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
-			r.tlbLock(v.t)
-			v.setM(g + 1)
-			r.tlbUnlock(v.t)
+			v.fillM()
 			stale = false
 			continue
 		}
@@ -1093,31 +1087,26 @@ func (v *vc) barThenM() {
 	r.curMap.Store(g)
 	r.tcgCommitAll(g, v)
 	r.bql.Unlock(fmt.Sprintf("do_st_mmio_leN(%s): memory_region_transaction_commit done; the BQL released", name))
-	for {
-		switch {
-		case m.cfg.mapGen:
-			r.e.Yield(fmt.Sprintf("do_ld_mmio_beN(%s): io_prepare: l.page[1].full->map_gen %d ", name, found))
-			if cur := r.curMap.Load(); cur != found {
-				r.e.Notef("!= qatomic_rcu_read(&as->current_map)->gen %d: the entry is stale, fill it again", cur)
-				v.fillM()
-				r.bql.Lock(fmt.Sprintf("do_ld_mmio_beN(%s): BQL_LOCK_GUARD; memory_region_dispatch_read", name))
-				r.bql.Unlock(fmt.Sprintf("do_ld_mmio_beN(%s): the BQL released; the instruction is done", name))
-				return
-			}
+	switch {
+	case m.cfg.mapGen:
+		r.e.Yield(fmt.Sprintf("do_ld_mmio_beN(%s): io_prepare: l.page[1].full->map_gen %d ", name, found))
+		if cur := r.curMap.Load(); cur != found {
+			r.e.Notef("!= qatomic_rcu_read(&as->current_map)->gen %d: the entry is stale, fill it again", cur)
+			v.fillM()
+		} else {
 			r.e.Note("== qatomic_rcu_read(&as->current_map)->gen; section = full->section")
-		case m.cfg.sectionInEntry:
-			r.e.Yield(fmt.Sprintf("do_ld_mmio_beN(%s): io_prepare: section = l.page[1].full->section (found by mmu_lookup before the store, generation %d)", name, found))
-		default:
-			r.e.Yield("io_readx(" + name + "): iotlb_to_section(l.page[1].full->xlat_section): " + m.dispatchRead() + " is generation ")
-			cur := v.dispatch()
-			r.e.Notef("%d", cur)
-			if cur != found {
-				r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): mmu_lookup found M's entry, filled from %s generation %d, before the instruction's store to the BAR committed "+
-					"a transaction on %s's own thread, and iotlb_to_section resolves its section index in generation %d: a section of another memory map (%s)",
-					name, m.dispatchNoun(), found, name, cur, m.selfCommitCause(name)))
-			}
 		}
-		break
+	case m.cfg.sectionInEntry:
+		r.e.Yield(fmt.Sprintf("do_ld_mmio_beN(%s): io_prepare: section = l.page[1].full->section (found by mmu_lookup before the store, generation %d)", name, found))
+	default:
+		r.e.Yield("io_readx(" + name + "): iotlb_to_section(l.page[1].full->xlat_section): " + m.dispatchRead() + " is generation ")
+		cur := v.dispatch()
+		r.e.Notef("%d", cur)
+		if cur != found {
+			r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): mmu_lookup found M's entry, filled from %s generation %d, before the instruction's store to the BAR committed "+
+				"a transaction on %s's own thread, and iotlb_to_section resolves its section index in generation %d: a section of another memory map (%s)",
+				name, m.dispatchNoun(), found, name, cur, m.selfCommitCause(name)))
+		}
 	}
 	r.bql.Lock(fmt.Sprintf("do_ld_mmio_beN(%s): BQL_LOCK_GUARD; memory_region_dispatch_read", name))
 	r.bql.Unlock(fmt.Sprintf("do_ld_mmio_beN(%s): the BQL released; the instruction is done", name))
