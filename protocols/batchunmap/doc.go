@@ -105,7 +105,10 @@
 // deferrals under other PTLs bring tlb_flush_batched back to the value it
 // read (the overflow reset cycles pending through 1..LARGE+1), and the
 // newest deferral is lost (TestGenerationABA). The default size does not
-// reach it; in Linux it takes 16384 deferrals inside one drain.
+// reach it; in Linux it takes 16384 deferrals under other PTLs while one
+// drainer sits between its atomic_read and its atomic_cmpxchg: improbable,
+// not impossible (a drainer preempted there under a sleeping PTL on
+// PREEMPT_RT, or a descheduled guest vCPU).
 //
 // Simplifications, each with its reason at the code: a TLB fill and the
 // access it serves are one step; a riscv or arm64 flush round (all IPIs
