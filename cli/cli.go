@@ -236,15 +236,22 @@ type command struct {
 	stop           <-chan struct{}
 }
 
-// stdoutWriter is the command's stdout, keeping the first write error: a
+// StdoutWriter is a command's stdout, keeping the first write error: a
 // result that could not be written is an error (exit 2) for every
-// command, whether or not it checks its own writes.
-type stdoutWriter struct {
+// command, whether or not it checks its own writes. The cluster command
+// wraps its stdout in one too.
+type StdoutWriter struct {
 	w   io.Writer
 	err error
 }
 
-func (o *stdoutWriter) Write(p []byte) (int, error) {
+// NewStdoutWriter wraps w.
+func NewStdoutWriter(w io.Writer) *StdoutWriter { return &StdoutWriter{w: w} }
+
+// Err is the first write error, or nil.
+func (o *StdoutWriter) Err() error { return o.err }
+
+func (o *StdoutWriter) Write(p []byte) (int, error) {
 	if o.err != nil {
 		return 0, o.err
 	}
@@ -325,7 +332,7 @@ func (c *command) run(args []string) int {
 		fmt.Fprintf(c.stderr, "%s: unknown command %q\n\n%s", c.reg.name(), clip(name), c.usage())
 		return ExitUsage
 	}
-	out := &stdoutWriter{w: c.stdout}
+	out := NewStdoutWriter(c.stdout)
 	c.stdout = out
 	code, err := ExitOK, error(nil)
 	if help {

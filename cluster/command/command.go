@@ -84,38 +84,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: unknown command %q\n\n"+usageText, Name, args[0], Name)
 		return cli.ExitUsage
 	}
-	out := &errWriter{w: stdout}
+	out := cli.NewStdoutWriter(stdout)
 	code, err := explore(ctx, args[1:], out, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return cli.ExitOK
 	}
-	if err == nil && out.err != nil {
+	if err == nil && out.Err() != nil {
 		// The result did not reach stdout (a closed pipe, a full disk).
-		err = fmt.Errorf("the result could not be written to stdout: %w", out.err)
+		err = fmt.Errorf("the result could not be written to stdout: %w", out.Err())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s explore: %v\n", Name, err)
 		return cli.ExitUsage
 	}
 	return code
-}
-
-// errWriter is stdout, keeping its first write error: a result that could
-// not be written is an error, exit 2, as in check.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (o *errWriter) Write(p []byte) (int, error) {
-	if o.err != nil {
-		return 0, o.err
-	}
-	n, err := o.w.Write(p)
-	if err != nil {
-		o.err = err
-	}
-	return n, err
 }
 
 // flags are explore's flags and the cluster's own.
