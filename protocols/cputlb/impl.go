@@ -436,16 +436,22 @@ func (v *vc) mmio() {
 	case m.cfg.sectionInEntry:
 		r.e.Yield(fmt.Sprintf("io_readx(%s): TLB hit on M; io_prepare: section = full->section (kept at the fill, generation %d)", name, filled))
 	default:
-		r.e.Yield("io_readx(" + name + "): TLB hit on M; iotlb_to_section: " + m.dispatchRead() + " is generation ")
-		g := v.dispatch()
-		r.e.Notef("%d", g)
-		if filled != g {
+		if g := v.readDispatch("io_readx(" + name + "): TLB hit on M; iotlb_to_section: "); filled != g {
 			r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): the TLB entry of M was filled from %s generation %d, and iotlb_to_section "+
 				"resolves its section index in generation %d: a section of another memory map (%s)", name, m.dispatchNoun(), filled, g, m.incoherentCause(name)))
 		}
 	}
 	r.bql.Lock("io_readx(" + name + "): mr->global_locking: qemu_mutex_lock_iothread; memory_region_dispatch_read")
 	r.bql.Unlock("io_readx(" + name + "): qemu_mutex_unlock_iothread")
+}
+
+// readDispatch is the step that reads the dispatch (dispatch), labelled
+// prefix + what it reads + the generation it found.
+func (v *vc) readDispatch(prefix string) uint32 {
+	v.r.e.Yield(prefix + v.r.m.dispatchRead() + " is generation ")
+	g := v.dispatch()
+	v.r.e.Notef("%d", g)
+	return g
 }
 
 // dispatch reads what an MMIO fill and iotlb_to_section read (machine's
@@ -1099,10 +1105,7 @@ func (v *vc) barThenM() {
 	case m.cfg.sectionInEntry:
 		r.e.Yield(fmt.Sprintf("do_ld_mmio_beN(%s): io_prepare: section = l.page[1].full->section (found by mmu_lookup before the store, generation %d)", name, found))
 	default:
-		r.e.Yield("io_readx(" + name + "): iotlb_to_section(l.page[1].full->xlat_section): " + m.dispatchRead() + " is generation ")
-		cur := v.dispatch()
-		r.e.Notef("%d", cur)
-		if cur != found {
+		if cur := v.readDispatch("io_readx(" + name + "): iotlb_to_section(l.page[1].full->xlat_section): "); cur != found {
 			r.e.Fail(DispatchCoherent, fmt.Sprintf("io_readx(%s): mmu_lookup found M's entry, filled from %s generation %d, before the instruction's store to the BAR committed "+
 				"a transaction on %s's own thread, and iotlb_to_section resolves its section index in generation %d: a section of another memory map (%s)",
 				name, m.dispatchNoun(), found, name, cur, m.selfCommitCause(name)))
@@ -1115,10 +1118,8 @@ func (v *vc) barThenM() {
 // fillM is tlb_fill's resolution and install of M (softmmu.go fillM and
 // ioInstal).
 func (v *vc) fillM() {
-	r, m, name := v.r, v.r.m, v.name
-	r.e.Yield("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: " + m.dispatchRead() + " is generation ")
-	g := uint8(v.dispatch())
-	r.e.Notef("%d", g)
+	r, name := v.r, v.name
+	g := uint8(v.readDispatch("tlb_fill(" + name + "): tlb_set_page_with_attrs: address_space_translate_for_iotlb: "))
 	r.e.Yield(fmt.Sprintf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[v.t], g))
 	r.tlbLock(v.t)
 	v.setM(g + 1)

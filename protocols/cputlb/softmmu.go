@@ -180,8 +180,9 @@ func (m *machine) incoherentCause(name string) string {
 	return "tcg_commit stored the new dispatch before " + name + "'s tlb_flush ran; gitlab #1826, fixed by 0d58c660689f"
 }
 
-// fillM is tlb_fill's resolution of M on vCPU t: the dispatch read; the
-// install under tlb.c.lock is the next step (ioInstal).
+// fillM is tlb_fill's resolution of M on vCPU t: the dispatch read, its
+// generation kept in v.reg for the install under tlb.c.lock, the next
+// step (installM).
 func (m *machine) fillM(s *state, t int, x *model.Exec) {
 	v := &s.cpu[t]
 	name := cpuNames[t]
@@ -191,7 +192,18 @@ func (m *machine) fillM(s *state, t int, x *model.Exec) {
 	}
 	m.dispatchLive(s, t, g, x, readFillM)
 	v.reg = uint8(g)
-	v.sub = ioInstal
+}
+
+// installM is tlb_set_page of M on vCPU t, one critical section on
+// tlb.c.lock, with the generation fillM read (v.reg).
+func (m *machine) installM(s *state, t int, x *model.Exec) {
+	v := &s.cpu[t]
+	m.tlbLocked(x)
+	x.Touch(tlbNames[t], true)
+	v.tlbM = v.reg + 1
+	if x.Labelling() {
+		x.Labelf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", cpuNames[t], tlbLockNames[t], v.reg)
+	}
 }
 
 // stepMMIO is one guest MMIO read of page M by vCPU t. The entry of M
@@ -212,6 +224,7 @@ func (m *machine) stepMMIO(s *state, t int, x *model.Exec) bool {
 		// lock-free read folds into the step that follows it.
 		if v.tlbM == 0 {
 			m.fillM(s, t, x)
+			v.sub = ioInstal
 			return false
 		}
 		filled := uint64(v.tlbM - 1)
@@ -259,13 +272,9 @@ func (m *machine) stepMMIO(s *state, t int, x *model.Exec) bool {
 		v.sub = ioLock
 	case ioRefill:
 		m.fillM(s, t, x)
+		v.sub = ioInstal
 	case ioInstal:
-		m.tlbLocked(x)
-		x.Touch(tlbNames[t], true)
-		v.tlbM = v.reg + 1
-		if x.Labelling() {
-			x.Labelf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[t], v.reg)
-		}
+		m.installM(s, t, x)
 		v.reg = 0
 		v.sub = ioLookup
 	case ioLock:

@@ -62,20 +62,10 @@ func (m *machine) stepBARThenM(s *state, t int, x *model.Exec) bool {
 		}
 		v.sub = bmStore
 	case bmFill, bmRefill:
-		g := x.Load(s.mem, m.dispatchWord(t))
-		if x.Labelling() {
-			x.Labelf("tlb_fill(%s): tlb_set_page_with_attrs: address_space_translate_for_iotlb: %s is generation %d", name, m.dispatchRead(), g)
-		}
-		m.dispatchLive(s, t, g, x, readFillM)
-		v.reg = uint8(g)
-		v.sub++
+		m.fillM(s, t, x)
+		v.sub++ // bmInstall, bmReinstall
 	case bmInstall, bmReinstall:
-		m.tlbLocked(x)
-		x.Touch(tlbNames[t], true)
-		v.tlbM = v.reg + 1
-		if x.Labelling() {
-			x.Labelf("tlb_set_page(%s): qemu_spin_lock(%s); install M (section of generation %d); qemu_spin_unlock", name, tlbLockNames[t], v.reg)
-		}
+		m.installM(s, t, x)
 		if v.sub == bmInstall {
 			v.sub = bmStore
 		} else {
