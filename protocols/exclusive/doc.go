@@ -119,7 +119,8 @@
 //
 // One vCPU queueing work on another without the BQL (cross-work=1): the
 // last vCPU, from one of its TBs, queues an async_run_on_cpu item on
-// vcpu0, as tlb_flush_by_mmuidx_all_cpus does on every other CPU
+// vcpu0, as tlb_flush_page_by_mmuidx_all_cpus_synced's flush_all_helper
+// does on every other CPU
 // (queue_work_on_cpu: work_mutex, append, qemu_cpu_kick, cpus-common.c
 // @d6ea4236). Upstream's halted vCPU reads its work list in
 // cpu_thread_is_idle with the BQL only (cpu_work_list_empty,

@@ -250,7 +250,7 @@ func (m *machine) planWork() {
 		m.items[m.nsafe+k] = item{cpu: n - 1 - k%n, queuer: m.io}
 	}
 	for k := 0; k < m.ncross; k++ {
-		// The last vCPU queues on vcpu0 (tlb_flush_by_mmuidx_all_cpus's
+		// The last vCPU queues on vcpu0 (as flush_all_helper's
 		// async_run_on_cpu on every other CPU), after its own safe items.
 		i := m.nsafe + m.nroc + k
 		m.items[i] = item{cpu: 0, queuer: n - 1}

@@ -113,7 +113,7 @@ var Protocol = &model.Protocol{
 		{Name: "pause", Default: 0, Min: 0, Max: 1,
 			Description: "1: after queuing its safe work the I/O thread stops the VM (vm_stop: runstate paused, pause_all_vcpus waits on qemu_pause_cond until every CPU has stopped) and starts it again (vm_start: resume_all_vcpus); upstream's pause_all_vcpus, so upstream's family only"},
 		{Name: "cross-work", Default: 0, Min: 0, Max: 1,
-			Description: "1: the last vCPU, from one of its TBs, queues an async_run_on_cpu item on vcpu0 (as tlb_flush_by_mmuidx_all_cpus does on every other CPU), without the BQL; with halting guests (tbs >= 1) the target may be asleep on halt_cond"},
+			Description: "1: the last vCPU, from one of its TBs, queues an async_run_on_cpu item on vcpu0 (as the flush_all_helper of tlb_flush_page_by_mmuidx_all_cpus_synced does on every other CPU), without the BQL; with halting guests (tbs >= 1) the target may be asleep on halt_cond"},
 		{Name: "memory", Default: 0, Min: 0, Max: 1,
 			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO)"},
 	},
