@@ -101,6 +101,31 @@
 // (vcpu_enter_guest processes requests before preempt_disable), and a
 // request made meanwhile cancels the entry, so it runs again.
 //
+// Returns to userspace (user-exits, 0 by default): KVM_RUN of a vCPU
+// that is not the lone initiator may return to userspace, from guest mode
+// (the exit folded in, at an instruction boundary: KVM_EXIT_INTR) or from
+// host mode outside record_steal_time; with an emulated access in flight
+// the return is the MMIO exit (KVM_EXIT_MMIO), and complete_userspace_io
+// finishes the access at the next KVM_RUN, before vcpu_run, through the
+// translation obtained before the exit. kvm_arch_vcpu_ioctl_run ends with
+// vcpu_put, and KVM_RUN starts with vcpu_load (KVM_REQ_STEAL_UPDATE). In
+// userspace the vCPU's only step is KVM_RUN: no preempt notifier is
+// registered outside vcpu_load .. vcpu_put. What the put reports is the
+// host's: since 54aa83c90198 ("KVM: x86: do not set st->preempted when
+// going back to user space", applied just before 6cd88243c7e0, both in v5.19)
+// kvm_arch_vcpu_put calls kvm_steal_time_set_preempted only if
+// vcpu->preempted, which kvm_sched_out sets and a return to userspace does
+// not, so the fixed host reports nothing; the 2017 host (f38a7b75267f:
+// kvm_arch_vcpu_put calls it unconditionally) and mid-instruction's host
+// (54aa83c90198's parent: the guard, no gate) report at every put. The
+// model's in-flight translation stands, at an MMIO exit, for the gpa of
+// each of vcpu->mmio_fragments, which complete_emulated_mmio uses after
+// re-entry without walking again; a stale use of it reaches the device or
+// ROM at the old address rather than a reused page of RAM. Not modelled:
+// the put of every other vCPU ioctl (KVM_GET_REGS and the like do
+// vcpu_load and vcpu_put; on the 2017 host that put stores PREEMPTED too,
+// over a pending FLUSH_TLB, which is B3 again).
+//
 // # Variants
 //
 // The guest and host are separate switches (variants.go); the host
@@ -114,6 +139,14 @@
 // preempted-not-running in two steps (an emulated instruction's vCPU
 // reported preempted: CVE-2022-39189), and stale-tlb without B-S1 (B5,
 // and B4 through the write-backs without emulation: host2017_test.go).
+// With host=1 the returns to userspace alone (preemptions=0
+// user-exits=1) do the same: the MMIO exit's put reports the vCPU
+// mid-instruction (B-S1, 2 steps; stale-tlb in 14 without it), and without
+// emulation a return to userspace, the re-entry's record_steal_time and
+// its write-back of the host copy lose a deferred flush (B4, 19 steps). On
+// the fixed host returns to userspace change no verdict, and with no
+// preemption at all only mid-instruction is reported preempted (at the
+// MMIO exit).
 //
 // ignore-cmpxchg (skip iff cmpxchg returns non-zero) is latent: under
 // sequential consistency every non-zero value a failed cmpxchg returns

@@ -111,3 +111,56 @@ func TestHost2017ClobbersOnSecondPut(t *testing.T) {
 		t.Fatalf("no put stores over a pending flush; puts: %v", filter(labels, "set_preempted"))
 	}
 }
+
+// The put at the return of KVM_RUN to userspace reported PREEMPTED before
+// 54aa83c90198, on the 2017 host as on every put. With no host
+// preemption at all (preemptions=0) one return to userspace is enough:
+// with an emulated access in flight (an MMIO exit) the vCPU is reported
+// preempted in the middle of the instruction (B5; the trace is
+// testdata/pvflush/host2017-user-exit.trace.json), and with emulation
+// taken away the put at the exit, the entry's record_steal_time and its
+// write-back of the host copy lose the flush an initiator deferred (B4).
+func TestHost2017UserExits(t *testing.T) {
+	p := model.Params{"host": 1, "preemptions": 0, "user-exits": 1}
+	r := bfs(t, instantiate(t, "fixed", p))
+	if r.Violation == nil || r.Violation.Property != PreemptedNotRunning || len(r.Schedule) != 2 ||
+		!strings.Contains(r.Labels[1], "KVM_EXIT_MMIO") {
+		t.Errorf("fixed host=1 preemptions=0 user-exits=1: %s in %d steps, want preempted-not-running in 2 at the MMIO exit", r, len(r.Schedule))
+	}
+	r = bfs(t, build(t, "fixed", p, func(m *machine) { withoutBS1(m); m.noEmulation = true }))
+	if r.Violation == nil || r.Violation.Property != StaleTLB || len(r.Schedule) != 19 {
+		t.Fatalf("fixed host=1 preemptions=0 user-exits=1, no emulation, without B-S1: %s in %d steps, want stale-tlb in 19", r, len(r.Schedule))
+	}
+	all := strings.Join(r.Labels, "\n")
+	for _, s := range []string{
+		"VM exit to userspace (KVM_EXIT_INTR, at_instruction_boundary = true); kvm_arch_vcpu_ioctl_run returns -> vcpu_put -> kvm_arch_vcpu_put -> kvm_steal_time_set_preempted: vcpu->arch.st.steal.preempted = 1; kvm_write_guest_offset_cached: store st[1].preempted = 1",
+		"KVM_RUN: kvm_arch_vcpu_ioctl_run -> vcpu_load -> kvm_arch_vcpu_load: kvm_make_request(KVM_REQ_STEAL_UPDATE)",
+		"vcpu_enter_guest -> record_steal_time: kvm_read_guest_cached: host copy st.steal.preempted = 1; xchg(host copy, 0)",
+		"kvm_flush_tlb_others: cmpxchg st[1].preempted 1->3 ok, skip vCPU1",
+		"record_steal_time: kvm_write_guest_cached (write 1 of 3, version): st[1].preempted = 0 (host copy)",
+		"guest: read X through TLB entry X->P0",
+	} {
+		if !strings.Contains(all, s) {
+			t.Errorf("the counterexample lacks %q:\n%s", s, all)
+		}
+	}
+}
+
+// On the fixed host (54aa83c90198) a return to userspace reports nothing:
+// the same size explores clean, and no put at a return stores the byte.
+func TestFixedHostUserExitReportsNothing(t *testing.T) {
+	m := instantiate(t, "fixed", model.Params{"preemptions": 0, "user-exits": 2, "vcpus": 2})
+	labels := reachableLabels(m)
+	exits := filter(labels, "kvm_arch_vcpu_put")
+	if len(exits) == 0 {
+		t.Fatal("no return to userspace reached")
+	}
+	for _, l := range exits {
+		if !strings.Contains(l, "vcpu->preempted is false, steal_time not touched") {
+			t.Errorf("a return to userspace on the fixed host: %q", l)
+		}
+	}
+	if r := bfs(t, m); r.Violation != nil {
+		t.Errorf("fixed preemptions=0 user-exits=2 vcpus=2: %s", r)
+	}
+}

@@ -154,6 +154,11 @@ func newBody(name string, p model.Params, l *link) (rt.Body, error) {
 	if p["memory"] != 0 || p["pte-clear"] != 0 {
 		return nil, fmt.Errorf("pvflush: the real implementation runs on sequentially consistent atomics; memory=%d pte-clear=%d exist only in the model", p["memory"], p["pte-clear"])
 	}
+	// The return of KVM_RUN to userspace (user-exits) is in the model
+	// only.
+	if p["user-exits"] != 0 {
+		return nil, fmt.Errorf("pvflush: user-exits=%d exists only in the model; the real implementation has no return to userspace", p["user-exits"])
+	}
 	m, err := newMachine(v, p)
 	if err != nil {
 		return nil, fmt.Errorf("pvflush: %w", err)

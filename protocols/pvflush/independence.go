@@ -21,7 +21,8 @@ import "github.com/protocheck/protocheck/model"
 //     actions builds from its own record and from s.preempt > 0 (the
 //     preemption is always the last alternative).
 //
-// Only the machine with one initiator, no walker and no spin is analysed
+// Only the machine with one initiator, no walker, no spin and no return
+// to userspace (user-exits=0) is analysed
 // (every pair of anything else is dependent, which is always sound).
 // Independent returns true only for pairs for which none of these can
 // tell the order apart. Two target steps (t != u) read and write only
@@ -68,7 +69,7 @@ func (m *machine) Independent(ms model.State, a, b model.Choice) bool {
 	s := ms.(*state)
 	// Only the one-initiator machine without a walker or a spin is
 	// analysed; anything else is dependent, which is always sound.
-	if m.ni > 1 || m.v.walker || m.v.busyWait {
+	if m.ni > 1 || m.v.walker || m.v.busyWait || m.uexits > 0 {
 		return false
 	}
 	if a.Thread == b.Thread {

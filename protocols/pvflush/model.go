@@ -29,6 +29,7 @@ type machine struct {
 	ni       int // initiators: vCPU0 .. vCPU(ni-1)
 	flushes  int
 	preempt  int
+	uexits   int // parameter user-exits: returns of KVM_RUN to userspace, in total
 	accesses int
 	lay      *layout
 	nm       names
@@ -73,7 +74,7 @@ func memOf(s model.State) *model.Mem { return &s.(*state).mem }
 
 func newMachine(v variant, p model.Params) (*machine, error) {
 	m := &machine{v: v, n: p["vcpus"], ni: p["initiators"], flushes: p["flushes"], preempt: p["preemptions"],
-		accesses: p["accesses"], tso: p["memory"] == 1, clear: p["pte-clear"], host2017: p["host"] == 1, rcu: -1}
+		accesses: p["accesses"], tso: p["memory"] == 1, clear: p["pte-clear"], host2017: p["host"] == 1, uexits: p["user-exits"], rcu: -1}
 	if m.ni > m.n {
 		return nil, fmt.Errorf("initiators=%d needs at least as many vCPUs (vcpus=%d)", m.ni, m.n)
 	}
@@ -81,7 +82,7 @@ func newMachine(v variant, p model.Params) (*machine, error) {
 		return nil, fmt.Errorf("the page-table walker runs on a vCPU that is not an initiator: vcpus=%d initiators=%d leaves none", m.n, m.ni)
 	}
 	m.nm = names{ni: m.ni}
-	m.lay = newLayout(m.n, m.ni, v.walker)
+	m.lay = newLayout(m.n, m.ni, v.walker, m.uexits > 0)
 	for t := 0; t < m.n; t++ {
 		name := fmt.Sprintf("vCPU%d", t)
 		if t < m.ni {
@@ -147,7 +148,7 @@ func (m *machine) Properties() model.Properties { return m.props }
 // Init builds the initial state: each page Xk maps its frame 0; every
 // vCPU is in guest mode with an empty TLB and steal_time.preempted = 0.
 func (m *machine) Init() model.State {
-	s := &state{mem: model.NewMem(m.words...), preempt: uint8(m.preempt), lay: m.lay}
+	s := &state{mem: model.NewMem(m.words...), preempt: uint8(m.preempt), uexit: uint8(m.uexits), lay: m.lay}
 	if m.tso {
 		s.mem.EnableTSO(m.buffers...)
 	}
@@ -256,6 +257,8 @@ const (
 	actSchedIn         // kvm_sched_in: vcpu_load
 	actHost            // the next step of H_t in KVM_RUN
 	actHostFail        // early-entry: record_steal_time fails to read steal_time
+	actUserExit        // KVM_RUN returns to userspace: vcpu_put -> kvm_arch_vcpu_put
+	actKVMRun          // userspace calls KVM_RUN again: vcpu_load
 )
 
 func mkAction(kind, arg int) action { return action(kind<<2 | arg) }
@@ -263,8 +266,9 @@ func (a action) kind() int          { return int(a >> 2) }
 func (a action) arg() int           { return int(a & 3) }
 
 // maxActions bounds the actions a vCPU has in one state: program, two
-// pages accessed two ways, get_user_pages_fast, two IPIs, preemption.
-const maxActions = 8
+// pages accessed two ways, get_user_pages_fast, two IPIs, preemption,
+// return to userspace.
+const maxActions = 9
 
 // handling returns the initiator whose IPI vCPU t is handling, or -1.
 func (m *machine) handling(s *state, t int) int {
@@ -334,6 +338,7 @@ type actionIn struct {
 	pending  [maxInitiators]bool
 	hostFail bool // record_steal_time may fail here (early-entry)
 	preempt  bool // the host may preempt it now
+	userExit bool // KVM_RUN may return to userspace now
 }
 
 // appendActions appends the actions of in, in alternative order.
@@ -377,9 +382,17 @@ func appendActions(buf []action, in *actionIn) []action {
 		}
 	case modeDesched:
 		return append(buf, mkAction(actSchedIn, 0))
+	case modeUser:
+		// The VMM's thread: no preempt notifier is registered outside
+		// vcpu_load .. vcpu_put, so its only step here is KVM_RUN.
+		return append(buf, mkAction(actKVMRun, 0))
 	}
 	if in.preempt {
 		buf = append(buf, mkAction(actPreempt, 0))
+	}
+	// Last, so that with user-exits=0 every alternative keeps its number.
+	if in.userExit {
+		buf = append(buf, mkAction(actUserExit, 0))
 	}
 	return buf
 }
@@ -398,6 +411,7 @@ func (m *machine) actions(s *state, t int, buf []action) []action {
 		gup:      m.v.walker && t >= m.ni,
 		hostFail: m.v.earlyEntry && g.inflight < 0 && g.rsWrites == 0 && g.req,
 		preempt:  s.preempt > 0 && m.targetable(t),
+		userExit: m.userExitReady(s, t),
 	}
 	for k := 0; k < m.ni; k++ {
 		in.pending[k] = g.ipi[k] == ipiPending
@@ -479,6 +493,10 @@ func (m *machine) do(s *state, t int, a action, x *model.Exec) {
 		m.stepHost(s, t, x)
 	case actHostFail:
 		m.stepHostFail(s, t, x)
+	case actUserExit:
+		m.stepUserExit(s, t, x)
+	case actKVMRun:
+		m.stepKVMRun(s, t, x)
 	}
 }
 
@@ -497,6 +515,8 @@ func (m *machine) whereIs(s *state, k int) string {
 		return "scheduled out by the host"
 	case g.mode == modeHost:
 		return "in host mode"
+	case g.mode == modeUser:
+		return "in userspace, out of KVM_RUN"
 	case g.ipi[k] == ipiHandler:
 		return "inside flush_tlb_func"
 	case g.walk != 0:

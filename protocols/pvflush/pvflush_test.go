@@ -204,7 +204,7 @@ func TestParams(t *testing.T) {
 		t.Error("initiators=3 accepted")
 	}
 	p, err := Protocol.Resolve(nil)
-	if err != nil || p.String() != "accesses=2 flushes=1 host=0 initiators=1 memory=0 preemptions=2 pte-clear=0 vcpus=3" {
+	if err != nil || p.String() != "accesses=2 flushes=1 host=0 initiators=1 memory=0 preemptions=2 pte-clear=0 user-exits=0 vcpus=3" {
 		t.Fatalf("defaults: %v %v", p, err)
 	}
 	if _, _, err := Protocol.Instantiate("nope", nil); err == nil {

@@ -29,9 +29,10 @@ const (
 	modeGuest   uint8 = iota // guest mode: runs guest code, takes IPIs
 	modeHost                 // host kernel inside KVM_RUN: exit handling, emulation, requests
 	modeDesched              // scheduled out by the host scheduler
+	modeUser                 // KVM_RUN returned to userspace (the VMM's thread), vcpu_put done
 )
 
-var modeNames = [...]string{"guest", "host", "sched-out"}
+var modeNames = [...]string{"guest", "host", "sched-out", "userspace"}
 
 // The call-function IPI from an initiator to a vCPU, as the vCPU sees it
 // (the csd the initiator queued on the vCPU's call_single_queue).
@@ -130,6 +131,7 @@ type state struct {
 	// returned.
 	freed   [maxInitiators]uint8
 	preempt uint8 // host preemptions left (shared bound)
+	uexit   uint8 // returns of KVM_RUN to userspace left (shared bound)
 	pt      uint8 // the page-table page Q (walker variants)
 	// gpWait is the set of vCPUs (bit t) that were inside an IRQ-off
 	// section when Q was handed to call_rcu_sched and have not left it
@@ -143,7 +145,8 @@ type state struct {
 type layout struct {
 	n, ni  int
 	walker bool
-	bits   int // encoded bits after the memory
+	uexits bool // user-exits > 0: the budget is encoded
+	bits   int  // encoded bits after the memory
 }
 
 // The encoding packs everything after the memory into a bit stream, each
@@ -177,11 +180,17 @@ func (l *layout) globalBits() int {
 	if l.walker {
 		b += 2 + bitsMask // pt, gpWait
 	}
+	if l.uexits {
+		b += bitsUexit
+	}
 	return b
 }
 
-func newLayout(n, ni int, walker bool) *layout {
-	l := &layout{n: n, ni: ni, walker: walker}
+// bitsUexit holds the user-exits budget (<= 4).
+const bitsUexit = 3
+
+func newLayout(n, ni int, walker, uexits bool) *layout {
+	l := &layout{n: n, ni: ni, walker: walker, uexits: uexits}
 	l.bits = l.globalBits() + ni*l.initiatorBits() + (n-l.first())*l.vcpuBits()
 	return l
 }
@@ -315,6 +324,9 @@ func (l *layout) putGlobals(w *bitWriter, s *state) {
 		n += 2 + bitsMask
 	}
 	w.put(v, n)
+	if l.uexits {
+		w.put(uint64(s.uexit), bitsUexit)
+	}
 }
 
 // putFlusher writes an initiator as one word of 19 bits.
@@ -366,6 +378,9 @@ func (s *state) Decode(b []byte) error {
 		s.pt = uint8(r.get(2))
 		s.gpWait = uint8(r.get(bitsMask))
 	}
+	if l.uexits {
+		s.uexit = uint8(r.get(bitsUexit))
+	}
 	for k := 0; k < l.ni; k++ {
 		getFlusher(&r, &s.in[k])
 	}
@@ -380,7 +395,7 @@ func (s *state) CopyFrom(src model.State) {
 	o := src.(*state)
 	s.mem.CopyFrom(o.mem)
 	s.v, s.in, s.freed = o.v, o.in, o.freed
-	s.preempt, s.pt, s.gpWait, s.lay = o.preempt, o.pt, o.gpWait, o.lay
+	s.preempt, s.uexit, s.pt, s.gpWait, s.lay = o.preempt, o.uexit, o.pt, o.gpWait, o.lay
 }
 
 // names are the machine's names for pages, frames and vCPUs, for labels
@@ -452,6 +467,9 @@ func (s *state) Vars() []model.Var {
 		vs = append(vs, model.Var{Name: name, Value: fmt.Sprintf("frames < %s", nm.frame(k, int8(s.freed[k])))})
 	}
 	vs = append(vs, model.Var{Name: "preemptions-left", Value: fmt.Sprint(s.preempt)})
+	if l.uexits {
+		vs = append(vs, model.Var{Name: "user-exits-left", Value: fmt.Sprint(s.uexit)})
+	}
 	if l.walker {
 		var wait []string
 		for t := 0; t < l.n; t++ {

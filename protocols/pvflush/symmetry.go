@@ -221,6 +221,9 @@ func (m *machine) appendSwapped(b []byte, s *state) []byte {
 	}
 	w := bitWriter{b: b}
 	w.put(uint64(s.preempt)|uint64(s.freed[1])<<4|uint64(s.freed[0])<<(4+bitsFrame), 4+2*bitsFrame)
+	if m.lay.uexits {
+		w.put(uint64(s.uexit), bitsUexit)
+	}
 	for k := 0; k < 2; k++ {
 		f := swapFlusher(s.in[1-k])
 		putFlusher(&w, &f)

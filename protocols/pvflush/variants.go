@@ -60,6 +60,7 @@ type variant struct {
 	noGuard    bool // set_preempted lacks the "already reported" guard (SP2)
 	hostCopy   bool // record_steal_time clears through a host copy (read, then write back)
 	noBoundary bool // set_preempted lacks the at_instruction_boundary gate (SP0)
+	userPut    bool // kvm_arch_vcpu_put reports at a return to userspace too (before 54aa83c90198)
 	earlyEntry bool // record_steal_time may fail to read or map steal_time and return without clearing
 }
 
@@ -72,7 +73,7 @@ var variants = map[string]variant{
 	"busy-wait":         {busyWait: true},
 	"host-clobber":      {noGuard: true},
 	"host-copy":         {hostCopy: true},
-	"mid-instruction":   {noBoundary: true},
+	"mid-instruction":   {noBoundary: true, userPut: true},
 	"always-skip":       {alwaysSkip: true},
 	"early-entry":       {earlyEntry: true},
 	"guest-plain-store": {plainStore: true},
@@ -114,8 +115,8 @@ var variantList = []model.Variant{
 		Description: "fixed guest; record_steal_time clears preempted through a host copy, read then written back non-atomically",
 		Source:      "CVE-2019-3016 part 2, fixed by b043138246a4 x86/KVM: Make sure KVM_VCPU_FLUSH_TLB flag is not missed"},
 	{Name: "mid-instruction", Expect: PreemptedNotRunning, AlsoViolates: []string{StaleTLB},
-		Description: "fixed guest; a vCPU scheduled out in the middle of an emulated access is reported PREEMPTED",
-		Source:      "CVE-2022-39189, fixed by 6cd88243c7e0 KVM: x86: do not report a vCPU as preempted outside instruction boundaries"},
+		Description: "fixed guest; a vCPU scheduled out in the middle of an emulated access, or returning to userspace at an MMIO exit, is reported PREEMPTED",
+		Source:      "CVE-2022-39189, fixed by 6cd88243c7e0 KVM: x86: do not report a vCPU as preempted outside instruction boundaries; the host before it also reported at the return to userspace (54aa83c90198, applied just before it; both in v5.19)"},
 	{Name: "always-skip", Expect: StaleTLB,
 		Description: "misreading of the patch: a target read as PREEMPTED is skipped whatever cmpxchg returned",
 		Source:      "hypothetical misreading of the seed's if (cmpxchg(...)) (contrast to ignore-cmpxchg)"},

@@ -97,29 +97,36 @@ func (m *machine) stepPreempt(s *state, t int, x *model.Exec) {
 		g.atBoundary = true
 	}
 	g.mode = modeDesched
+	m.setPreempted(s, t, x, preemptPrefix(fromGuest))
+}
+
+// setPreempted is kvm_steal_time_set_preempted as the host has it; prefix
+// is the call chain that reached it, for the label.
+func (m *machine) setPreempted(s *state, t int, x *model.Exec, prefix string) {
+	g := &s.v[t]
 	if m.host2017 {
 		// f38a7b75267f: no boundary gate, no guard; the host copy is set
 		// and the byte written on every put.
-		m.storePreempted(s, t, x, fromGuest, "vcpu->arch.st.steal.preempted = 1; kvm_write_guest_offset_cached: ")
+		m.storePreempted(s, t, x, prefix, "vcpu->arch.st.steal.preempted = 1; kvm_write_guest_offset_cached: ")
 		return
 	}
 	switch {
 	case !g.atBoundary && !m.v.noBoundary:
 		if x.Labelling() {
-			x.Labelf("%s: not at an instruction boundary, preemption not reported", preemptPrefix(fromGuest))
+			x.Labelf("%s: not at an instruction boundary, preemption not reported", prefix)
 		}
 	case g.hostCopy != 0 && !m.v.noGuard:
 		if x.Labelling() {
-			x.Labelf("%s: already reported (host st.preempted = %d), nothing stored", preemptPrefix(fromGuest), g.hostCopy)
+			x.Labelf("%s: already reported (host st.preempted = %d), nothing stored", prefix, g.hostCopy)
 		}
 	default:
-		m.storePreempted(s, t, x, fromGuest, "")
+		m.storePreempted(s, t, x, prefix, "")
 	}
 }
 
 // storePreempted is set_preempted's store of PREEMPTED into the byte (and
 // the host copy).
-func (m *machine) storePreempted(s *state, t int, x *model.Exec, fromGuest bool, how string) {
+func (m *machine) storePreempted(s *state, t int, x *model.Exec, prefix, how string) {
 	g := &s.v[t]
 	var old uint64
 	if x.Labelling() {
@@ -136,7 +143,7 @@ func (m *machine) storePreempted(s *state, t int, x *model.Exec, fromGuest bool,
 		if g.inflight >= 0 {
 			where = " in the middle of an emulated instruction"
 		}
-		x.Labelf("%s: %sstore st[%d].preempted = 1%s%s", preemptPrefix(fromGuest), how, t, lost, where)
+		x.Labelf("%s: %sstore st[%d].preempted = 1%s%s", prefix, how, t, lost, where)
 	}
 }
 
@@ -148,6 +155,72 @@ func preemptPrefix(fromGuest bool) string {
 		return "VM exit on host timer interrupt (at_instruction_boundary = true); " + put
 	}
 	return put
+}
+
+// userExitReady reports whether KVM_RUN of vCPU t may return to userspace
+// now: while the budget user-exits lasts, from guest mode (the exit is
+// folded in, as for a preemption) or from host mode outside
+// record_steal_time (a request or a signal before VM entry, or the MMIO
+// exit of an emulated instruction).
+func (m *machine) userExitReady(s *state, t int) bool {
+	g := &s.v[t]
+	if s.uexit == 0 || !m.targetable(t) {
+		return false
+	}
+	return g.mode == modeGuest || g.mode == modeHost && g.rsWrites == 0
+}
+
+// stepUserExit is KVM_RUN returning to userspace; kvm_arch_vcpu_ioctl_run
+// ends with vcpu_put -> kvm_arch_vcpu_put. With an emulated instruction in
+// flight it is the MMIO exit (KVM_EXIT_MMIO): the emulator has translated
+// the address and hands the access to the VMM; complete_userspace_io
+// finishes the instruction at the next KVM_RUN, before vcpu_run, through
+// the translation obtained before the exit (the gpa of each
+// vcpu->mmio_fragments). From guest mode the exit is folded in as for a
+// preemption (it writes nothing shared); it is taken at an instruction
+// boundary (KVM_EXIT_INTR: a host interrupt with a signal pending), the
+// case in which the later hosts' gate would report it.
+//
+// What the put does depends on the host. Since 54aa83c90198 ("KVM: x86:
+// do not set st->preempted when going back to user space")
+// kvm_arch_vcpu_put calls kvm_steal_time_set_preempted only if
+// vcpu->preempted, which kvm_sched_out sets for a task preempted while
+// runnable and a return to userspace does not: nothing is reported. Before
+// it every put reported: the 2017 host (host=1) and the host of
+// mid-instruction (userPut), with their own set_preempted.
+func (m *machine) stepUserExit(s *state, t int, x *model.Exec) {
+	g := &s.v[t]
+	s.uexit--
+	var prefix string
+	switch {
+	case g.mode == modeGuest:
+		g.atBoundary = true
+		prefix = "VM exit to userspace (KVM_EXIT_INTR, at_instruction_boundary = true); kvm_arch_vcpu_ioctl_run returns -> vcpu_put -> kvm_arch_vcpu_put"
+	case g.inflight >= 0:
+		if x.Labelling() {
+			prefix = fmt.Sprintf("KVM_EXIT_MMIO: x86_emulate_insn hands the access to %s (translation %s) to userspace; kvm_arch_vcpu_ioctl_run returns -> vcpu_put -> kvm_arch_vcpu_put", m.nm.page(int(g.inflightPage)), m.nm.tr(int(g.inflightPage), g.inflight))
+		}
+	default:
+		prefix = "kvm_arch_vcpu_ioctl_run returns to userspace before VM entry -> vcpu_put -> kvm_arch_vcpu_put"
+	}
+	g.mode = modeUser
+	if !m.host2017 && !m.v.userPut {
+		if x.Labelling() {
+			x.Labelf("%s: vcpu->preempted is false, steal_time not touched", prefix)
+		}
+		return
+	}
+	m.setPreempted(s, t, x, prefix+" -> kvm_steal_time_set_preempted")
+}
+
+// stepKVMRun is the VMM calling KVM_RUN again: kvm_arch_vcpu_ioctl_run's
+// vcpu_load -> kvm_arch_vcpu_load makes KVM_REQ_STEAL_UPDATE, as a
+// sched-in does; then complete_userspace_io (stepHost's completion of the
+// access in flight) runs before vcpu_run.
+func (m *machine) stepKVMRun(s *state, t int, x *model.Exec) {
+	g := &s.v[t]
+	g.mode, g.req = modeHost, true
+	x.Label("KVM_RUN: kvm_arch_vcpu_ioctl_run -> vcpu_load -> kvm_arch_vcpu_load: kvm_make_request(KVM_REQ_STEAL_UPDATE)")
 }
 
 func (m *machine) stepSchedIn(s *state, t int, x *model.Exec) {
