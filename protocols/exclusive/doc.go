@@ -102,20 +102,24 @@
 // thread in the middle of a run: the code would need it started at once
 // and held until qemu_thread_create.
 //
-// vm_stop and vm_start (pause=1, upstream's family): after queuing its
-// safe work the I/O thread sets the run state paused and runs
-// pause_all_vcpus (cpu_pause on every listed CPU, then waits on
-// qemu_pause_cond until every cpu->stopped, kicking them all after each
-// wake-up), drops and retakes the BQL, and resumes every CPU (system/cpus.c
-// @05927e9d; pause.go). The vCPU loop follows cpu_can_run,
-// cpu_thread_is_idle and qemu_wait_io_event_common's qemu_cpu_stop, so a
-// stopped vCPU still runs work queued on it, safe work included. Seed
-// 001's branch has its own pause_all_vcpus, which waits on cpu->cond
-// (cota/qemu cpus.c @031cfd04); it is not modelled, and the seed's
-// variants refuse pause=1 (the matrix runs those rows for upstream's
-// family only). Model-only for now: the real implementation refuses
-// pause=1 (nothing stands in the way but the writing: the code has no
-// run state yet).
+// vm_stop and vm_start (pause=1): after queuing its safe work the I/O
+// thread sets the run state paused and runs pause_all_vcpus (cpu_pause on
+// every listed CPU, then waits on qemu_pause_cond until every
+// cpu->stopped, kicking them all after each wake-up), drops and retakes
+// the BQL, and resumes every CPU (system/cpus.c @05927e9d; pause.go). The
+// vCPU loop follows cpu_can_run, cpu_thread_is_idle and
+// qemu_wait_io_event_common's qemu_cpu_stop, so a stopped vCPU still runs
+// work queued on it, safe work included. Seed 001's branch has its own
+// pause_all_vcpus (cota/qemu cpus.c @031cfd04): without the BQL, a stop
+// and kick of each CPU under cpu->lock, then for each CPU a kick of every
+// CPU and one if (!cpu->stopped) qemu_cond_wait(&cpu->cond); the run
+// state is set after it. That wait shares cpu->cond with the series'
+// exclusive waiters and run_on_cpu callers, and the explorer finds it
+// returning before a CPU has stopped (vm-stop-stops); the series' v9
+// re-reads cpu->stopped (cpu-lock-pause-recheck, ok). No guest TB runs in
+// the stopped window in either scheme (no-guest-while-stopped). Model-only
+// for now: the real implementation refuses pause=1 (nothing stands in the
+// way but the writing: the code has no run state yet).
 //
 // One vCPU queueing work on another without the BQL (cross-work=1): the
 // last vCPU, from one of its TBs, queues an async_run_on_cpu item on

@@ -95,6 +95,10 @@ func (r *run) ioStep() {
 		r.remove("")
 	case pcPSPause, pcPSCheck, pcPSWoken, pcPSKick, pcPSUnlock, pcPSRelock, pcPSResume:
 		r.pauseStep()
+	case pcCPUnlockBQL, pcCPStopLock, pcCPStop, pcCPStopUnlock, pcCPKick, pcCPWaitLock, pcCPWait, pcCPWoken,
+		pcCPUnlock, pcCPRelockBQL, pcCPRunstate, pcCPStart, pcCPResumeLock, pcCPResume, pcCPResumeUnlock,
+		pcCPV9Wait, pcCPCheckLock, pcCPCheckUnlock:
+		r.seedPauseStep()
 	case pcHCCreate, pcHCUnlockBQL, pcHCLock, pcHCWait, pcHCWoken, pcHCRelockBQL, pcHCResumeLock, pcHCResume,
 		pcHCResumeUnlock, pcHXUnlockBQL, pcHXLock, pcHXStop, pcHXJoin, pcHXWoken, pcHXRelockBQL:
 		r.hotIOStep()
@@ -275,6 +279,16 @@ func (r *run) ioDecide() {
 				th.pc = pcRQLock
 			}
 		case ioPause:
+			if r.m.v.pauseRecheck {
+				// v9 sets cpu->stop with the BQL held, and drops it after.
+				th.iter = r.nextListed(0)
+				th.pc = pcCPStopLock
+				return
+			}
+			if r.m.v.cpuLock {
+				th.pc = pcCPUnlockBQL
+				return
+			}
 			th.iter = r.nextListed(0)
 			th.pc = pcPSPause
 		case ioHotRemove:

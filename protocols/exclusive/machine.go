@@ -34,6 +34,10 @@ type flags struct {
 	// exclusive_idle() the seed adds to cpu_list_add and cpu_list_remove;
 	// defined with hot-plug.
 	noIdle bool
+	// pauseRecheck is seed 001 (with the broadcast fix) with the
+	// pause_all_vcpus of the series' v9, which re-reads every
+	// cpu->stopped after retaking the BQL; defined with pause=1.
+	pauseRecheck bool
 }
 
 // An item is one work item: an async_safe_run_on_cpu item or a
@@ -136,9 +140,6 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		m.ncpus++
 	}
 	m.extras = m.hotThread || m.pause
-	if m.pause && v.cpuLock {
-		return nil, fmt.Errorf("pause=1 is upstream's pause_all_vcpus (system/cpus.c @05927e9d); seed 001's branch waits on cpu->cond instead, which is not modelled")
-	}
 	m.nvthreads = m.nvcpus
 	if m.hotThread {
 		if !m.hotplug {
@@ -205,7 +206,7 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 			{Name: PropSingleExclusive, Check: m.singleExclusive},
 			{Name: PropWorkOnce, Check: m.workOnce},
 		},
-		Assertions: []string{PropAssertNoWaiter, PropAssertOngoing, PropSingleExclusive, PropWorkOnce},
+		Assertions: []string{PropAssertNoWaiter, PropAssertOngoing, PropSingleExclusive, PropWorkOnce, PropVMStopped, PropGuestWhileStopped},
 		Progress: []model.Progress{
 			{Name: PropStartExclusiveProceeds, Pending: m.inStartExclusive},
 			{Name: PropExecStartProceeds, Pending: m.inExecStart},

@@ -166,6 +166,25 @@ const (
 	pcPSUnlock
 	pcPSRelock
 	pcPSResume
+	// pause=1 on seed 001's branch (cota/qemu cpus.c @031cfd04).
+	pcCPUnlockBQL
+	pcCPStopLock
+	pcCPStop
+	pcCPStopUnlock
+	pcCPKick
+	pcCPWaitLock
+	pcCPWait
+	pcCPWoken
+	pcCPUnlock
+	pcCPRelockBQL
+	pcCPRunstate
+	pcCPStart
+	pcCPResumeLock
+	pcCPResume
+	pcCPResumeUnlock
+	pcCPV9Wait      // v9: qemu_cond_wait(&cpu->cond) after its stop and kick
+	pcCPCheckLock   // v9: after the BQL, cpu_mutex_lock(cpu) to read cpu->stopped
+	pcCPCheckUnlock // v9: read cpu->stopped, cpu_mutex_unlock(cpu)
 	pcRQLock
 	pcRQAppend
 	pcRKick
@@ -243,8 +262,15 @@ var pcNames = [numPCs]string{
 	pcHXUnlock: "cpu_remove_sync:unlock", pcHXRelockBQL: "cpu_remove_sync:bql_lock",
 	pcPSPause: "pause_all_vcpus:cpu_pause", pcPSCheck: "pause_all_vcpus:wait", pcPSWoken: "pause_all_vcpus:woken",
 	pcPSKick: "pause_all_vcpus:kick", pcPSUnlock: "pause_all_vcpus:bql_unlock", pcPSRelock: "pause_all_vcpus:bql_lock",
-	pcPSResume: "resume_all_vcpus:cpu_resume",
-	pcRQLock:   "run_on_cpu:lock", pcRQAppend: "run_on_cpu:append", pcRKick: "run_on_cpu:kick",
+	pcPSResume:    "resume_all_vcpus:cpu_resume",
+	pcCPUnlockBQL: "pause_all_vcpus:unlock_iothread", pcCPStopLock: "pause_all_vcpus:stop:lock",
+	pcCPStop: "pause_all_vcpus:stop", pcCPStopUnlock: "pause_all_vcpus:stop:unlock",
+	pcCPKick: "pause_all_vcpus:kick", pcCPWaitLock: "pause_all_vcpus:wait:lock", pcCPWait: "pause_all_vcpus:wait",
+	pcCPWoken: "pause_all_vcpus:woken", pcCPUnlock: "pause_all_vcpus:wait:unlock", pcCPRelockBQL: "pause_all_vcpus:lock_iothread",
+	pcCPRunstate: "do_vm_stop:runstate_set", pcCPStart: "vm_start:runstate_set", pcCPResumeLock: "cpu_resume:lock",
+	pcCPResume: "cpu_resume", pcCPResumeUnlock: "cpu_resume:unlock",
+	pcCPV9Wait: "pause_all_vcpus:wait_cond", pcCPCheckLock: "pause_all_vcpus:recheck:lock", pcCPCheckUnlock: "pause_all_vcpus:recheck:unlock",
+	pcRQLock: "run_on_cpu:lock", pcRQAppend: "run_on_cpu:append", pcRKick: "run_on_cpu:kick",
 	pcRWait: "run_on_cpu:wait", pcRWoken: "run_on_cpu:woken", pcRCUnlockBQL: "run_on_cpu:bql_unlock",
 	pcRCLock: "run_on_cpu:lock", pcRCQueue: "run_on_cpu:queue", pcRCWait: "run_on_cpu:wait",
 	pcRCWoken: "run_on_cpu:woken", pcRCLockBQL: "run_on_cpu:bql_lock",

@@ -37,6 +37,15 @@ const (
 	// start_exclusive. An async_run_on_cpu item (cross-work), which no
 	// caller waits for either, is pending while it is on the list.
 	PropSafeWorkRuns = "safe-work-runs"
+	// PropVMStopped is pause_all_vcpus's contract (pause=1): when it
+	// returns, every CPU in the list has stopped (cpu->stopped), so that
+	// vm_stop's callers (migration, savevm, the gdbstub) see no vCPU
+	// running guest code. Checked in the step where it returns.
+	PropVMStopped = "vm-stop-stops"
+	// PropGuestWhileStopped is what that contract is for: no vCPU runs a
+	// guest TB between vm_stop's return and vm_start. Checked in the
+	// step of the TB.
+	PropGuestWhileStopped = "no-guest-while-stopped"
 )
 
 // inStartExclusive: some thread is inside start_exclusive (both schemes'

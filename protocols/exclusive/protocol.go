@@ -83,6 +83,11 @@ var variants = []struct {
 		Source:       "seed 001 (its cpu_list_add/cpu_list_remove hunks: start_exclusive walks the CPU list without qemu_cpu_list_lock)",
 		Fixed:        model.Params{"hotplug": 1}},
 		flags{cpuLock: true, broadcast: true, noIdle: true}},
+	{model.Variant{Name: "cpu-lock-pause-recheck", Expect: model.ExpectOK,
+		Description: "cpu-lock-broadcast with the series' later pause_all_vcpus: it sets cpu->stop and kicks again before each wait, and after retaking the BQL re-reads every cpu->stopped and waits again if one is false; always with vm_stop",
+		Source:      "Robert Foley's v9 of the per-CPU-lock series (2020), 71/74 'cpu: protect CPU state with cpu->lock instead of the BQL' (its pause_all_vcpus)",
+		Fixed:       model.Params{"pause": 1}},
+		flags{cpuLock: true, broadcast: true, pauseRecheck: true}},
 }
 
 // Protocol is the exclusive-section protocol family.

@@ -32,7 +32,10 @@ type thread struct {
 	arg uint8
 	// iter is the CPU_FOREACH cursor of start_exclusive/end_exclusive.
 	iter uint8
-	// runningCPUs is start_exclusive's local running_cpus (upstream).
+	// runningCPUs is start_exclusive's local running_cpus (upstream);
+	// for the I/O thread on seed 001's branch, which never calls
+	// start_exclusive, the cursor of pause_all_vcpus's inner
+	// CPU_FOREACH(cs) kick loop.
 	runningCPUs uint8
 	// round counts the TBs this vCPU's guest has executed (it halts after
 	// the tbs parameter's); for the I/O thread, the actions of its script

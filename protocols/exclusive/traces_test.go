@@ -43,6 +43,9 @@ var kept = []struct {
 	// A finding: upstream's halted vCPU misses the kick of a vCPU that
 	// queues work on it without the BQL.
 	{"upstream-cross-work", "upstream", model.Params{"vcpus": 2, "tbs": 1, "run-on-cpu": 0, "cross-work": 1}},
+	// A finding: seed 001's branch's pause_all_vcpus returns before every
+	// CPU has stopped.
+	{"cpu-lock-broadcast-pause", "cpu-lock-broadcast", model.Params{"vcpus": 2, "safe-work": 2, "pause": 1}},
 }
 
 func tracePath(name string) string {

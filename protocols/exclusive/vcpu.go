@@ -163,6 +163,7 @@ func (r *run) vcpuStep() {
 		}
 		r.call(r.m.execEnd(), pcVRelock)
 	case pcVTBRun:
+		r.checkGuestStopped()
 		mmio := 0
 		if r.m.mmio {
 			mmio = r.x.Choose(2)
