@@ -60,8 +60,6 @@ var stressShows = map[string]stressShow{
 		reason: "its bug needs x86-TSO store buffers, and the real code's atomics are sequentially consistent: the implementation refuses the variant"},
 	"exclusive/no-kick":           {args: ctlArgs("random", "--seed", "1", "--runs", "5")},
 	"exclusive/safe-work-no-kick": {args: ctlArgs("random", "--seed", "1", "--runs", "5")},
-	"exclusive/cpu-lock-pause-recheck": {notShown: true,
-		reason: "model-only: the variant is defined with vm_stop (pause=1), and the real code has no run state and no vm_stop yet (doc.go)"},
 	"exclusive/cpu-lock-no-idle": {args: ctlArgs("random", "--seed", "3", "--runs", "200"), also: []string{model.Deadlock},
 		reason: "the I/O thread, which hot-plugged cpu3 during the section without exclusive_idle(), waits for ever on cpu3->exclusive_ongoing holding the BQL that the vCPUs wait for: the same missing wait, which that run shows as a deadlock before a vCPU is seen inside cpu_exec"},
 

@@ -117,9 +117,10 @@
 // exclusive waiters and run_on_cpu callers, and the explorer finds it
 // returning before a CPU has stopped (vm-stop-stops); the series' v9
 // re-reads cpu->stopped (cpu-lock-pause-recheck, ok). No guest TB runs in
-// the stopped window in either scheme (no-guest-while-stopped). Model-only
-// for now: the real implementation refuses pause=1 (nothing stands in the
-// way but the writing: the code has no run state yet).
+// the stopped window in either scheme (no-guest-while-stopped). The real
+// implementation has all three (impl_pause.go), checked against the model
+// by TestImplConformance's pause=1 size, and the kept trace of the early
+// return replays on it.
 //
 // One vCPU queueing work on another without the BQL (cross-work=1): the
 // last vCPU, from one of its TBs, queues an async_run_on_cpu item on

@@ -83,6 +83,7 @@ var implVariants = []string{
 	"no-kick",
 	"cpu-lock-no-idle",
 	"safe-work-no-kick",
+	"cpu-lock-pause-recheck",
 }
 
 // Impl is the real implementation of Protocol.
@@ -98,9 +99,6 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	// The mechanisms the code does not run yet (doc.go says why).
 	if p["hotplug-thread"] != 0 {
 		return nil, fmt.Errorf("exclusive: the real implementation has no thread for the hot-plugged CPU yet: hotplug-thread=%d exists only in the model", p["hotplug-thread"])
-	}
-	if p["pause"] != 0 {
-		return nil, fmt.Errorf("exclusive: the real implementation has no vm_stop yet: pause=%d exists only in the model", p["pause"])
 	}
 	if p["cross-work"] != 0 {
 		return nil, fmt.Errorf("exclusive: the real implementation has no vCPU queueing on another yet: cross-work=%d exists only in the model", p["cross-work"])
@@ -196,6 +194,8 @@ type world struct {
 	obs observers
 
 	prog progress // tbs=0: when the run is complete (impl_progress.go)
+
+	rs runState // vm_stop and vm_start (pause=1, impl_pause.go)
 }
 
 // observers is the model's bookkeeping for the properties (state.go's
@@ -261,6 +261,7 @@ func newWorld(e *rt.Env, m *machine) *world {
 	w.obs.active = make([]atomic.Bool, len(m.threads))
 	w.obs.ran = make([]atomic.Int32, m.nitems)
 	w.initProgress()
+	w.initRunState()
 	return w
 }
 

@@ -1,11 +1,9 @@
 package exclusive
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +50,9 @@ func TestImplConformance(t *testing.T) {
 		{model.Params{"tbs": 1}, 40},
 		{model.Params{"vcpus": 4, "tbs": 2, "safe-work": 3, "run-on-cpu": 3, "spurious": 1}, 8},
 		{model.Params{"vcpus": 2, "tbs": 1, "safe-work": 2, "run-on-cpu": 2, "hotplug": 1, "mmio": 0, "spurious": 1}, 8},
+		// vm_stop and vm_start (impl_pause.go), with a hot-plugged CPU
+		// and spurious wake-ups of the waits in pause_all_vcpus.
+		{model.Params{"vcpus": 2, "tbs": 1, "safe-work": 2, "pause": 1, "hotplug": 1, "mmio": 0, "spurious": 1}, 8},
 	}
 	if testing.Short() || race.Enabled {
 		// The race detector slows a controlled run tenfold; model and
@@ -84,7 +85,11 @@ func TestImplConformance(t *testing.T) {
 							t.Fatalf("%s run %d: model and code disagree: %v\n%s", s, i, err, run)
 						}
 						if run.Violation != nil {
-							if expectOK {
+							// Seed 001's branch's vm_stop returns too early
+							// (TestSeedPause): its correct variant breaks
+							// that contract, and only that, with pause=1.
+							seedPause := size.params["pause"] == 1 && variant == "cpu-lock-broadcast" && run.Violation.Property == PropVMStopped
+							if expectOK && !seedPause {
 								t.Fatalf("%s run %d: %s\n%s", s, i, run.Violation, run)
 							}
 							found[run.Violation.Property]++
@@ -103,17 +108,29 @@ func TestImplConformance(t *testing.T) {
 // code must reproduce the model's violation. A progress counterexample (a
 // lasso) is replayed with its cycle taken twice, and the code must follow
 // it step for step, labels included, without finishing or failing.
+//
+// The findings kept beside them (a correct variant's counterexample at a
+// larger configuration, such as cpu-lock-broadcast-pause) replay too,
+// where the code runs their configuration.
 func TestImplReplaysModelTraces(t *testing.T) {
-	for _, variant := range Impl.Variants {
-		path := filepath.Join("..", "..", "testdata", "exclusive", variant+".trace.json")
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			continue // a correct variant: no counterexample
-		}
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "exclusive", "*.trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
 		tr, err := traces.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Run(variant, func(t *testing.T) {
+		variant := tr.Variant
+		if !slices.Contains(Impl.Variants, variant) {
+			continue // no-smp-mb: model-only
+		}
+		if _, err := Impl.New(variant, tr.Params); err != nil {
+			t.Logf("%s: not run: %v", filepath.Base(path), err)
+			continue
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".trace.json"), func(t *testing.T) {
 			tg := implTarget(t, variant, tr.Params)
 			if tr.Cycle > 0 {
 				sched := append(append([]model.Choice(nil), tr.Schedule...), tr.Schedule[len(tr.Schedule)-tr.Cycle:]...)
@@ -143,7 +160,7 @@ func TestImplReplaysModelTraces(t *testing.T) {
 			if err := tg.CheckRun(run); err != nil {
 				t.Fatalf("model and code disagree: %v", err)
 			}
-			if variant == "cpu-lock" {
+			if tr.Variant == "cpu-lock" && filepath.Base(path) == "cpu-lock.trace.json" {
 				// The lost wake-up, in rt's words: the three threads
 				// asleep on cpu2->cond.
 				for _, who := range []string{"vcpu0", "vcpu2", "io-thread"} {

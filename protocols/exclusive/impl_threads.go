@@ -42,23 +42,31 @@ func (th *thr) vcpuThread() {
 		w.exitReq[t].Store(0)
 		// qemu_wait_io_event. The work list is read under the lock the
 		// thread holds, which every thread that queues on it holds too;
-		// the vCPU queues on itself only from its own TBs.
-		for th.halted && len(w.queue[t]) == 0 {
+		// the vCPU queues on itself only from its own TBs. So are
+		// cpu->stop and cpu->stopped (pause=1; the VM's run state is an
+		// atomic, impl_pause.go).
+		for th.idle() {
 			label := fmt.Sprintf("qemu_wait_io_event: cpu_thread_is_idle(): qemu_cond_wait(cpu%d->halt_cond, %s)", t, mname)
-			if w.incoming[t] == w.incomingFor[t] {
-				// No other thread will ever queue on this CPU again, so
-				// no kick will ever wake it: QEMU's thread would sleep
-				// here until the guest's next interrupt, and the model
-				// counts it as done once asleep (machine.idle). The code
-				// takes the same step, the wait's release of the lock,
-				// and exits, since a goroutine asleep for good is a
-				// deadlock to rt.
+			if w.incoming[t] == w.incomingFor[t] && !w.kicksOwed(t) {
+				// No other thread will ever queue on this CPU or kick it
+				// again, so nothing will ever wake it: QEMU's thread
+				// would sleep here until the guest's next interrupt, and
+				// the model counts it as done once asleep
+				// (machine.idle). The code takes the same step, the
+				// wait's release of the lock, and exits, since a
+				// goroutine asleep for good is a deadlock to rt.
 				mu.Unlock(label)
 				return
 			}
 			w.haltCond[t].WaitAs(label, fmt.Sprintf("qemu_wait_io_event: woken from cpu%d->halt_cond, re-acquires %s", t, mname))
 		}
+		if w.rs.stop[t] {
+			th.cpuStop()
+		}
 		th.processQueuedWork()
+		if !w.canRun(t) {
+			continue // stopped, or the VM paused: back to the loop's top
+		}
 		if up {
 			mu.Unlock("mttcg_cpu_thread_fn: bql_unlock() before tcg_cpus_exec")
 		} else {
@@ -173,6 +181,7 @@ func (th *thr) cpuExec() (atomicExit bool) {
 			} else {
 				w.e.Yield("cpu_tb_exec: the guest's TB ")
 			}
+			th.checkGuestStopped()
 			if w.m.tbs > 0 {
 				th.round++
 			}
@@ -354,6 +363,8 @@ func (th *thr) ioThread() {
 			} else {
 				th.runOnCPU(i)
 			}
+		case ioPause:
+			th.vmStopStart()
 		case ioHotRemove:
 			th.cpuListRemove()
 		}
