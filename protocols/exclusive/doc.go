@@ -136,10 +136,11 @@
 // kicks it; in QEMU the item waits for the CPU's next interrupt). Seed
 // 001's branch reads the list under cpu->lock, which the queuer holds
 // while it appends and kicks. The item's func runs with the BQL, as a
-// run_on_cpu item's; safe-work-runs covers it. Model-only for now: the
-// real implementation refuses cross-work=1 (its work lists are read
-// under the BQL, which this queuer does not hold: the code needs the
-// racy read the model steps, as an atomic).
+// run_on_cpu item's; safe-work-runs covers it. The real implementation
+// has it too: the list's length is an atomic that upstream's idle test
+// reads as a step of its own, published in the step of the queuer's
+// unlock (world.unlockPublish); the conformance test runs a cross-work
+// size and the kept trace of the lost wake-up replays on the code.
 //
 // Spurious wake-ups: with spurious=1 (and always in if-not-while) every
 // thread may wake once from any qemu_cond_wait without being signalled, as

@@ -100,9 +100,6 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	if p["hotplug-thread"] != 0 {
 		return nil, fmt.Errorf("exclusive: the real implementation has no thread for the hot-plugged CPU yet: hotplug-thread=%d exists only in the model", p["hotplug-thread"])
 	}
-	if p["cross-work"] != 0 {
-		return nil, fmt.Errorf("exclusive: the real implementation has no vCPU queueing on another yet: cross-work=%d exists only in the model", p["cross-work"])
-	}
 	supported := false
 	for _, v := range implVariants {
 		supported = supported || v == variant
@@ -181,8 +178,13 @@ type world struct {
 	// how many items other threads have queued on each CPU so far, and
 	// wi.done as its writer left it.
 	queue    [][]int
-	incoming []int
+	incoming []atomic.Int32
 	doneL    []bool
+	// qlen[c] is len(queue[c]), written under the list's lock: upstream's
+	// cpu_thread_is_idle reads it with the BQL only
+	// (QSIMPLEQ_EMPTY_ATOMIC), which a vCPU queueing on another without
+	// the BQL does not hold (cross-work).
+	qlen []atomic.Int32
 
 	// incomingFor[c] is how many items other threads queue on CPU c in all.
 	incomingFor []int
@@ -231,7 +233,8 @@ func newWorld(e *rt.Env, m *machine) *world {
 	w.exclusiveWaiter = make([]bool, n)
 	w.exclusiveOngoing = make([]bool, n)
 	w.queue = make([][]int, n)
-	w.incoming = make([]int, n)
+	w.incoming = make([]atomic.Int32, n)
+	w.qlen = make([]atomic.Int32, n)
 	w.incomingFor = make([]int, n)
 	w.wokenBy = make([]bool, len(m.threads))
 	for c := 0; c < n; c++ {

@@ -71,10 +71,11 @@ func (w *world) canRun(t int) bool {
 	return !w.rs.stop[t] && !w.rs.stopped[t] && !w.rs.paused.Load()
 }
 
-// idle is cpu_thread_is_idle for the vCPU's own CPU, under its lock.
-func (th *thr) idle() bool {
+// idle is cpu_thread_is_idle for the vCPU's own CPU, under its lock,
+// with the work list read as empty or not.
+func (th *thr) idle(empty bool) bool {
 	w, t := th.w, th.t
-	return !w.rs.stop[t] && len(w.queue[t]) == 0 && (th.halted || w.rs.stopped[t] || w.rs.paused.Load())
+	return !w.rs.stop[t] && empty && (th.halted || w.rs.stopped[t] || w.rs.paused.Load())
 }
 
 // kicksOwed: a kick from vm_stop or vm_start may still come to CPU t.

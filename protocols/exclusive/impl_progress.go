@@ -102,8 +102,8 @@ func (w *world) owed() *model.Violation {
 		if pr.Name != safeWorkRuns {
 			continue
 		}
-		for i := 0; i < w.m.nsafe; i++ {
-			if p.queued[i].Load() && w.obs.ran[i].Load() == 0 {
+		for i := 0; i < w.m.nitems; i++ {
+			if (w.m.safe(i) || w.m.async(i)) && p.queued[i].Load() && w.obs.ran[i].Load() == 0 {
 				return model.Violationf(safeWorkRuns, "%s is queued and its func has not run%s", w.m.itemName(i), tbs)
 			}
 		}

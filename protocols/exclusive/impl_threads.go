@@ -45,9 +45,9 @@ func (th *thr) vcpuThread() {
 		// the vCPU queues on itself only from its own TBs. So are
 		// cpu->stop and cpu->stopped (pause=1; the VM's run state is an
 		// atomic, impl_pause.go).
-		for th.idle() {
+		for th.idle(th.workListEmpty()) {
 			label := fmt.Sprintf("qemu_wait_io_event: cpu_thread_is_idle(): qemu_cond_wait(cpu%d->halt_cond, %s)", t, mname)
-			if w.incoming[t] == w.incomingFor[t] && !w.kicksOwed(t) {
+			if int(w.incoming[t].Load()) == w.incomingFor[t] && !w.kicksOwed(t) {
 				// No other thread will ever queue on this CPU or kick it
 				// again, so nothing will ever wake it: QEMU's thread
 				// would sleep here until the guest's next interrupt, and
@@ -164,7 +164,7 @@ func (th *thr) cpuExec() (atomicExit bool) {
 			// the TB.
 			i := int(w.m.own[t][th.queued])
 			th.queued++
-			th.queueSafe(i)
+			th.queueItem(i)
 		case w.m.atomic[t] && !th.atomicDone:
 			// cpu_loop_exit_atomic: the instruction needs a serial context.
 			w.e.Yield("cpu_tb_exec: the guest's atomic instruction cannot run in parallel: cpu_loop_exit_atomic(): cpu_exec returns EXCP_ATOMIC")
@@ -200,27 +200,35 @@ func (th *thr) cpuExec() (atomicExit bool) {
 	}
 }
 
-// queueSafe is async_safe_run_on_cpu(cpu, func): queue_work_on_cpu of a
-// heap item (queueStep in the model).
-func (th *thr) queueSafe(i int) {
+// queueItem is async_safe_run_on_cpu(cpu, func), or async_run_on_cpu for
+// an item one vCPU queues on another (cross-work): queue_work_on_cpu of
+// a heap item (queueStep in the model).
+func (th *thr) queueItem(i int) {
 	w := th.w
 	c, name := w.m.itemCPU(i), w.m.itemName(i)
+	fn := "async_safe_run_on_cpu"
+	if w.m.async(i) {
+		fn = "async_run_on_cpu"
+	}
 	if w.v.cpuLock {
-		w.cpuLock[c].Lock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_lock(cpu%d)", c, c))
-		w.enqueue(th.t, c, i)
-		w.kick(c, fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu_locked: append %s; ", c, name))
-		w.cpuLock[c].Unlock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: cpu_mutex_unlock(cpu%d)", c, c))
+		w.cpuLock[c].Lock(fmt.Sprintf("%s(cpu%d): queue_work_on_cpu: cpu_mutex_lock(cpu%d)", fn, c, c))
+		w.enqueue(c, i)
+		w.kick(c, fmt.Sprintf("%s(cpu%d): queue_work_on_cpu_locked: append %s; ", fn, c, name))
+		w.kicked(th.t, c)
+		w.cpuLock[c].Unlock(fmt.Sprintf("%s(cpu%d): queue_work_on_cpu: cpu_mutex_unlock(cpu%d)", fn, c, c))
 		return
 	}
-	w.cpuLock[c].Lock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", c, c))
-	w.enqueue(th.t, c, i)
-	if w.v.noSafeKick {
+	w.cpuLock[c].Lock(fmt.Sprintf("%s(cpu%d): queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", fn, c, c))
+	w.enqueue(c, i)
+	if w.v.noSafeKick && w.m.safe(i) {
 		// safe-work-no-kick: no qemu_cpu_kick after the append.
-		w.cpuLock[c].Unlock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex) (no qemu_cpu_kick)", c, name, c))
+		w.unlockPublish(c, fmt.Sprintf("%s(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex) (no qemu_cpu_kick)", fn, c, name, c))
+		w.kicked(th.t, c)
 		return
 	}
-	w.cpuLock[c].Unlock(fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", c, name, c))
-	w.kick(c, fmt.Sprintf("async_safe_run_on_cpu(cpu%d): queue_work_on_cpu: ", c))
+	w.unlockPublish(c, fmt.Sprintf("%s(cpu%d): queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", fn, c, name, c))
+	w.kick(c, fmt.Sprintf("%s(cpu%d): queue_work_on_cpu: ", fn, c))
+	w.kicked(th.t, c)
 }
 
 // processQueuedWork is process_queued_cpu_work (upstream) or
@@ -261,6 +269,7 @@ func (th *thr) pop() int {
 	w, t := th.w, th.t
 	i := w.queue[t][0]
 	w.queue[t] = w.queue[t][1:]
+	w.qlen[t].Add(-1)
 	if w.v.cpuLock {
 		w.cpuLock[t].Unlock(fmt.Sprintf("process_queued_cpu_work_locked: pop %s; cpu_mutex_unlock(cpu%d)", w.m.itemName(i), t))
 	} else {
@@ -295,7 +304,7 @@ func (th *thr) runItem(i int) {
 		th.runWork(i)
 	}
 	free := ""
-	if w.m.safe(i) {
+	if w.m.safe(i) || w.m.async(i) {
 		free = "; g_free(wi)"
 	}
 	if w.v.cpuLock {
@@ -303,7 +312,10 @@ func (th *thr) runItem(i int) {
 	} else {
 		w.cpuLock[t].Lock(fmt.Sprintf("process_queued_cpu_work: qemu_mutex_lock(cpu%d->work_mutex)%s", t, free))
 	}
-	if w.m.safe(i) {
+	if w.m.async(i) {
+		w.itemCompleted() // no one waits for it: done once its func ran
+	}
+	if w.m.safe(i) || w.m.async(i) {
 		return
 	}
 	if w.v.cpuLock {
@@ -356,7 +368,7 @@ func (th *thr) ioThread() {
 		case ioHotAdd:
 			th.cpuListAdd()
 		case ioSafe:
-			th.queueSafe(i)
+			th.queueItem(i)
 		case ioRunOnCPU:
 			if w.v.cpuLock {
 				th.runOnCPULocked(i)
@@ -430,13 +442,55 @@ func (th *thr) exclusiveIdle(fn string) string {
 	return fn + ": exclusive_idle: !exclusive_work_ongoing; "
 }
 
-// enqueue appends item i, queued by thread by, to CPU c's list, under the
-// list's lock.
-func (w *world) enqueue(by, c, i int) {
+// workListEmpty is cpu_work_list_empty for the vCPU's own list in
+// cpu_thread_is_idle. Where a vCPU queues on another without the BQL
+// (cross-work, upstream: machine.racyIdle) the read races with the
+// append and is a step of its own, labelled with what it read.
+func (th *thr) workListEmpty() bool {
+	w, t := th.w, th.t
+	if !w.m.racyIdle() {
+		return w.qlen[t].Load() == 0
+	}
+	w.e.Yield(fmt.Sprintf("qemu_wait_io_event: cpu_thread_is_idle(): cpu_work_list_empty(cpu%d) = ", t))
+	empty := w.qlen[t].Load() == 0
+	w.e.Notef("%v", empty)
+	return empty
+}
+
+// enqueue appends item i to CPU c's list, under the list's lock. The
+// length that cpu_thread_is_idle reads is published with it where the
+// reader holds the same lock (seed 001's branch), and by unlockPublish
+// upstream.
+func (w *world) enqueue(c, i int) {
 	w.prog.queued[i].Store(true)
 	w.queue[c] = append(w.queue[c], i)
+	if w.v.cpuLock {
+		w.qlen[c].Add(1)
+	}
+}
+
+// unlockPublish is upstream's qemu_mutex_unlock(work_mutex) after an
+// append: the step in which the model makes the item visible, which
+// matters where a vCPU reads its list without that lock (cross-work). As
+// in listUpdate, under control the length is published after the
+// unlock's scheduling point, so that it belongs to that step; under the
+// Go scheduler before the unlock, under the lock, as in QEMU.
+func (w *world) unlockPublish(c int, label string) {
+	if w.ctl {
+		w.cpuLock[c].Unlock(label)
+		w.qlen[c].Add(1)
+		return
+	}
+	w.qlen[c].Add(1)
+	w.cpuLock[c].Unlock(label)
+}
+
+// kicked: the queuer by has kicked CPU c after queuing on it (or, with
+// safe-work-no-kick, will not): from then on the item's arrival can wake
+// c no more, which is what vcpuThread's test for sleeping for good needs.
+func (w *world) kicked(by, c int) {
 	if by != c {
-		w.incoming[c]++
+		w.incoming[c].Add(1)
 	}
 }
 
@@ -445,10 +499,11 @@ func (th *thr) runOnCPU(i int) {
 	w := th.w
 	tc, name := w.m.itemCPU(i), w.m.itemName(i)
 	w.cpuLock[tc].Lock(fmt.Sprintf("run_on_cpu: queue_work_on_cpu: qemu_mutex_lock(cpu%d->work_mutex)", tc))
-	w.enqueue(th.t, tc, i)
-	w.cpuLock[tc].Unlock(fmt.Sprintf("run_on_cpu: queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", name, tc))
+	w.enqueue(tc, i)
+	w.unlockPublish(tc, fmt.Sprintf("run_on_cpu: queue_work_on_cpu: append %s; qemu_mutex_unlock(cpu%d->work_mutex)", name, tc))
 	w.e.Call(clientRunOnCPU+i, rocOp{Item: name})
 	w.kick(tc, "run_on_cpu: queue_work_on_cpu: ")
+	w.kicked(th.t, tc)
 	// wi.done is stored by the vCPU while it holds the BQL, which this
 	// thread holds here too: the test cannot race with the store.
 	for !w.doneL[i] {
@@ -468,8 +523,9 @@ func (th *thr) runOnCPULocked(i int) {
 	w.cpuLock[tc].Lock(fmt.Sprintf("run_on_cpu: cpu_mutex_lock(cpu%d)", tc))
 	// queue_work_on_cpu_locked: the append is a plain access under
 	// cpu->lock; the kick is the step's visible action.
-	w.enqueue(th.t, tc, i)
+	w.enqueue(tc, i)
 	w.kick(tc, fmt.Sprintf("run_on_cpu: queue_work_on_cpu_locked: append %s; ", name))
+	w.kicked(th.t, tc)
 	w.e.Call(clientRunOnCPU+i, rocOp{Item: name})
 	for !w.doneL[i] {
 		th.wait(w.cpuCond[tc], fmt.Sprintf("run_on_cpu: while (!%s.done) qemu_cond_wait(cpu%d->cond)", name, tc),
