@@ -64,8 +64,9 @@ type Exec struct {
 	contract   string // the first breach of the step contract
 	events     []Event
 	counts     []int64
-	fenceLater bool     // Fence() without a memory: drain after the step (WithTSO)
-	names      []string // the machine's thread names, for messages
+	fenceLater bool         // Fence() without a memory: drain after the step (WithTSO)
+	fresh      []freshWrite // new messages the step wrote under ARMv8 (WithARMv8's promises)
+	names      []string     // the machine's thread names, for messages
 	// leftOut are the properties whose failures Fail ignores: those a
 	// machine built by Without leaves out, set for the steps it runs.
 	leftOut map[string]bool
@@ -116,6 +117,7 @@ func (x *Exec) Reset(t, alt int) {
 	x.violation = nil
 	x.contract = ""
 	x.fenceLater = false
+	x.fresh = x.fresh[:0]
 	x.events = x.events[:0]
 	for i := range x.counts {
 		x.counts[i] = 0

@@ -59,7 +59,9 @@ type Mem struct {
 	names []string
 	// sb[t] is thread t's store buffer, oldest first; nil under SC.
 	sb      [][]sbEntry
-	threads []string // thread names, for Vars and labels (TSO only)
+	threads []string // thread names, for Vars and labels (TSO, ARMv8)
+	// arm is the ARMv8 state (armv8.go); nil unless EnableARMv8.
+	arm *armMem
 }
 
 type sbEntry struct {
@@ -88,6 +90,9 @@ func (m Mem) TSO() bool { return m.sb != nil }
 // immutable).
 func (m Mem) Clone() Mem {
 	c := Mem{words: append([]uint64(nil), m.words...), names: m.names, threads: m.threads}
+	if m.arm != nil {
+		c.arm = m.arm.clone()
+	}
 	if m.sb != nil {
 		c.sb = make([][]sbEntry, len(m.sb))
 		for t, b := range m.sb {
@@ -104,6 +109,23 @@ func (m Mem) Clone() Mem {
 func (m *Mem) CopyFrom(src Mem) {
 	m.names, m.threads = src.names, src.threads
 	m.words = append(m.words[:0], src.words...)
+	if src.arm != nil {
+		if m.arm == nil || m.arm == src.arm {
+			m.arm = src.arm.clone()
+		} else {
+			a := m.arm
+			a.init, a.stuck, a.started = src.arm.init, src.arm.stuck, src.arm.started
+			a.msgs = append(a.msgs[:0], src.arm.msgs...)
+			if len(a.th) != len(src.arm.th) {
+				a.th = make([]armThread, len(src.arm.th))
+			}
+			for i := range a.th {
+				a.th[i].copyFrom(&src.arm.th[i])
+			}
+		}
+	} else {
+		m.arm = nil
+	}
 	if src.sb == nil {
 		m.sb = nil
 		return
@@ -170,7 +192,12 @@ func (m Mem) threadName(t int) string {
 }
 
 // Init sets a word before exploration starts (initial state only).
-func (m Mem) Init(a Addr, v uint64) { m.words[a] = v }
+func (m Mem) Init(a Addr, v uint64) {
+	m.words[a] = v
+	if m.arm != nil {
+		m.arm.init[a] = v
+	}
+}
 
 // AppendKey appends the canonical encoding of the memory: each word as a
 // uvarint, then, under TSO, each buffer's length and entries (address,
@@ -200,6 +227,9 @@ func (m Mem) AppendKey(b []byte) []byte {
 			b = binary.AppendUvarint(b, uint64(e.addr))
 			b = binary.AppendUvarint(b, e.val)
 		}
+	}
+	if m.arm != nil {
+		b = m.arm.appendKey(b)
 	}
 	return b
 }
@@ -248,6 +278,9 @@ func (m *Mem) DecodeFrom(b []byte) ([]byte, error) {
 		}
 		m.sb[t] = buf
 	}
+	if m.arm != nil {
+		return m.arm.decodeFrom(b, len(m.words))
+	}
 	return b, nil
 }
 
@@ -268,6 +301,9 @@ func (m Mem) Vars() []Var {
 			v += m.names[e.addr] + "=" + strconv.FormatUint(e.val, 10)
 		}
 		out = append(out, Var{Name: "sb[" + m.threadName(t) + "]", Value: v + "}"})
+	}
+	if m.arm != nil {
+		out = append(out, m.arm.vars(m)...)
 	}
 	return out
 }
@@ -372,6 +408,9 @@ func (x *Exec) CommitOldest(m Mem, t int) (a Addr, v uint64, ok bool) {
 // Load reads word a: under TSO the stepping thread's newest buffered
 // store to a, if any, else memory.
 func (x *Exec) Load(m Mem, a Addr) uint64 {
+	if m.arm != nil {
+		return x.armLoad(m, a)
+	}
 	x.access(m, OpLoad, a, true, false)
 	if t := x.buffer(m); t >= 0 {
 		if v, ok := m.forward(t, a); ok {
@@ -384,6 +423,10 @@ func (x *Exec) Load(m Mem, a Addr) uint64 {
 // Store writes v to word a; under TSO it enters the stepping thread's
 // store buffer.
 func (x *Exec) Store(m Mem, a Addr, v uint64) {
+	if m.arm != nil {
+		x.StoreDep(m, a, v, Plain, Dep{}, Dep{})
+		return
+	}
 	x.access(m, OpStore, a, false, true)
 	if t := x.buffer(m); t >= 0 {
 		m.sb[t] = append(m.sb[t], sbEntry{addr: a, val: v})
@@ -396,6 +439,9 @@ func (x *Exec) Store(m Mem, a Addr, v uint64) {
 // a holds old it becomes new; either way the previous value is returned.
 // Under TSO it drains the stepping thread's buffer first (lock cmpxchg).
 func (x *Exec) CAS(m Mem, a Addr, old, new uint64) (prev uint64) {
+	if m.arm != nil {
+		return x.armRMW(m, a, RMW{Op: RMWCAS, Expect: old, Arg: new})
+	}
 	x.drain(m)
 	x.access(m, OpCAS, a, true, true)
 	prev = m.words[a]
@@ -408,6 +454,9 @@ func (x *Exec) CAS(m Mem, a Addr, old, new uint64) (prev uint64) {
 // Xchg atomically stores v in word a and returns the previous value.
 // Under TSO it drains the stepping thread's buffer first.
 func (x *Exec) Xchg(m Mem, a Addr, v uint64) (prev uint64) {
+	if m.arm != nil {
+		return x.armRMW(m, a, RMW{Op: RMWSwap, Arg: v})
+	}
 	x.drain(m)
 	x.access(m, OpXchg, a, true, true)
 	prev = m.words[a]
@@ -418,6 +467,9 @@ func (x *Exec) Xchg(m Mem, a Addr, v uint64) (prev uint64) {
 // FetchOr atomically ors v into word a and returns the previous value.
 // Under TSO it drains the stepping thread's buffer first.
 func (x *Exec) FetchOr(m Mem, a Addr, v uint64) (prev uint64) {
+	if m.arm != nil {
+		return x.armRMW(m, a, RMW{Op: RMWOr, Arg: v})
+	}
 	x.drain(m)
 	x.access(m, OpFetchOr, a, true, true)
 	prev = m.words[a]
@@ -428,6 +480,9 @@ func (x *Exec) FetchOr(m Mem, a Addr, v uint64) (prev uint64) {
 // FetchAdd atomically adds v to word a and returns the previous value.
 // Under TSO it drains the stepping thread's buffer first.
 func (x *Exec) FetchAdd(m Mem, a Addr, v uint64) (prev uint64) {
+	if m.arm != nil {
+		return x.armRMW(m, a, RMW{Op: RMWAdd, Arg: v})
+	}
 	x.drain(m)
 	x.access(m, OpFetchAdd, a, true, true)
 	prev = m.words[a]
@@ -450,6 +505,12 @@ func (x *Exec) Fence(mem ...Mem) {
 		return
 	}
 	for _, m := range mem {
+		if m.arm != nil {
+			if t := x.armThread(m); t >= 0 {
+				m.arm.barrier(t, BarrierFull)
+			}
+			continue
+		}
 		x.drain(m)
 	}
 }
