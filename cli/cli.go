@@ -49,6 +49,7 @@
 //	check compare [flags] PROTOCOL VARIANT_A VARIANT_B [key=value ...]
 //	check stress [flags] PROTOCOL/VARIANT [key=value ...]
 //	check bench [--json] [--config NAME,...] [PROTOCOL[/VARIANT] ...] [key=value ...]
+//	check litmus [--model sc|tso|armv8] [--max-states N] FILE ...
 //
 // Flags may come before or after the positional arguments.
 package cli
@@ -286,6 +287,7 @@ commands:
   stress [flags] PROTOCOL/VARIANT [key=value...]  run the real implementation (Go scheduler, or --controlled)
   bench [--json] [--config N,...] [PROTOCOL[/VARIANT] ...]
                                                   states/s and bytes/state of every explorer configuration
+  litmus [--model sc|tso|armv8] FILE ...          a litmus test's outcomes (C or AArch64 format), its condition
 
 run "%[1]s COMMAND -h" for a command's flags.
 exit status: 0 no violation (a proof, from an exhaustive strategy; a clean
@@ -324,6 +326,7 @@ func (c *command) run(args []string) int {
 		"compare":  c.compare,
 		"stress":   c.stress,
 		"bench":    c.bench,
+		"litmus":   c.litmus,
 	}
 	name := args[0]
 	help := name == "-h" || name == "--help" || name == "help"
