@@ -97,6 +97,9 @@ func parseAArch64(file, src, comments string) (*Test, error) {
 			if !ok {
 				return nil, &ParseError{File: file, Line: th.Code[f.insn].Line, Msg: th.Name + ": no label " + strconv.Quote(f.label)}
 			}
+			if target <= f.insn {
+				return nil, &ParseError{File: file, Line: th.Code[f.insn].Line, Msg: th.Name + ": a branch back to " + strconv.Quote(f.label) + " (loops are not supported)"}
+			}
 			th.Code[f.insn].Target = target
 		}
 	}

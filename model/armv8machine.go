@@ -48,10 +48,12 @@ func WithARMv8(m Machine, mem func(State) *Mem) Machine {
 
 // WithARMv8PromiseFirst is WithARMv8 with every promise made before any
 // thread of m steps. Its complete executions end in the same final states
-// as WithARMv8's (Promising-ARM's promise-first executions, PLDI 2019 §5:
-// promising each message of an execution at the start, in timestamp
-// order, leaves every thread able to replay its own steps, its earlier
-// writes now fulfilling promises), with far fewer intermediate states; the
+// as WithARMv8's (promising each message of an execution at the start,
+// in timestamp order, leaves every thread able to replay its own steps,
+// its earlier writes now fulfilling promises, and each promise is
+// certified by the replay of its thread's steps up to it; package litmus
+// checks the two modes agree on herdtools7's AArch64 catalogue), with far
+// fewer intermediate states; the
 // intermediate states themselves are not those of WithARMv8 (memory holds
 // every promised write from the start). It is the mode for questions about
 // final outcomes, such as a litmus test's condition.

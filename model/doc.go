@@ -36,7 +36,12 @@
 // by mutating fields, so that each step's footprint is known and a weaker
 // memory model is switched on for every protocol at once: Mem.EnableTSO and
 // WithTSO give each thread an x86-TSO store buffer whose commits are choices
-// of an extra "store buffers" thread. Model-only bookkeeping (observers
+// of an extra "store buffers" thread; WithARMv8 runs the ARMv8 model of
+// Promising-ARM (armv8.go), whose extra "promises" thread lets a thread
+// write ahead of its program. LoadDep, StoreDep, Atomic, Barrier and Branch
+// say what the ARMv8 model needs beyond SC (acquire and release, the
+// kernel's barriers, the dependency a loaded value carries) and mean their
+// plain counterparts under SC and TSO. Model-only bookkeeping (observers
 // for properties, abstract TLB contents, metrics) stays outside the layer.
 //
 // Mutex and Cond are the blocking primitives with POSIX semantics, kept in

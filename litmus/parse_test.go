@@ -1,0 +1,68 @@
+package litmus_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/protocheck/protocheck/litmus"
+)
+
+// TestParseErrors: bad input is an error naming the file and line, never
+// a panic.
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"", "f.litmus:1: empty file"},
+		{"X86 SB\n{}\n", `f.litmus:1: unsupported architecture "X86"`},
+		{"C t\n{}\nP0(int *x)\n{\n\tFOO(x);\n}\nexists (x=1)\n", `f.litmus:5: P0: unsupported primitive "FOO"`},
+		{"C t\n{}\nP0(int *x)\n{\n\tWRITE_ONCE(*x, 1);\n}\n", "f.litmus:6: no condition"},
+		{"C t\n{}\nP0(int *x)\n{\n\tr0 = READ_ONCE(*x);\n}\nexists (x=1)\n", `f.litmus:5: P0: assignment to "r0", which is not a local variable`},
+		{"C t\n{}\nP0(int *x)\n{\n\tWRITE_ONCE(*x, 1);\n}\nexists (0:r9=1)\n", "f.litmus:7: P0 has no variable r9"},
+		{"C t\n(* not closed\n", "f.litmus:2: comment (* not closed"},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n LDXR W0,[X1] ;\nexists (0:X0=1)\n", `f.litmus:6: P0: "LDXR W0,[X1]": unsupported instruction "LDXR"`},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n B.EQ nowhere ;\nexists (0:X0=1)\n", `f.litmus:6: P0: no label "nowhere"`},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n L: ;\n LDR W0,[X1] ;\n CBNZ W0,L ;\nexists (0:X0=1)\n", `f.litmus:8: P0: a branch back to "L" (loops are not supported)`},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 | P1 ;\n NOP | NOP | NOP ;\nexists (0:X0=1)\n", "f.litmus:6: more columns than threads"},
+		{"AArch64 t\n{\n0:X1=x;\n", "f.litmus:2: initial state { not closed"},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n CSEL W0,W1,W2,GT ;\nexists (0:X0=1)\n", `unsupported condition "GT"`},
+	} {
+		_, err := litmus.Parse("f.litmus", []byte(c.src))
+		if err == nil {
+			t.Errorf("%q: no error, want %q", c.src, c.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %q, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+// FuzzParse: whatever the input, Parse returns a test or an error, and a
+// test it returns runs (under a small bound) without a panic.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{"aarch64", "linux"} {
+		files, _ := filepath.Glob(filepath.Join("../testdata/litmus", dir, "*.litmus"))
+		for i, file := range files {
+			if i%8 != 0 {
+				continue
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		test, err := litmus.Parse("fuzz.litmus", data)
+		if err != nil {
+			return
+		}
+		for _, mm := range litmus.Models {
+			if _, err := litmus.Run(test, mm, 2000); err != nil {
+				return
+			}
+		}
+	})
+}
