@@ -25,10 +25,13 @@ import (
 //	spin_lock                         CASA lock 0 -> 1, retried until it succeeds
 //	spin_unlock                       STLR lock = 0
 //	spin_is_locked                    LDR lock != 0
-//	xchg, cmpxchg, atomic_xchg ...    SWPAL, CASAL then DMB ISH (fully ordered)
+//	xchg, cmpxchg, atomic_xchg,       SWPAL, CASAL, LDADDAL (LSE, as arm64 runs them
+//	atomic_inc_return ...             from ARMv8.1 on: a failed CASAL is an acquire read)
 //	xchg_relaxed, cmpxchg_relaxed     SWP, CAS
 //	xchg_acquire, cmpxchg_acquire     SWPA, CASA
 //	xchg_release, cmpxchg_release     SWPL, CASL
+//	atomic_inc, atomic_add            STADD
+//	atomic_read, atomic_set           LDR, STR
 //	rcu_read_lock, rcu_read_unlock    nothing
 //
 // if (E) S [else S] compiles to a conditional branch on E's value (a
@@ -94,15 +97,19 @@ func parseC(file, src, comments string) (*Test, error) {
 		if e.val == "" {
 			continue
 		}
+		if strings.HasPrefix(e.val, "ATOMIC_INIT(") && strings.HasSuffix(e.val, ")") {
+			e.val = strings.TrimSuffix(strings.TrimPrefix(e.val, "ATOMIC_INIT("), ")")
+		}
 		v, err := strconv.ParseInt(e.val, 0, 64)
 		if err == nil {
 			t.Init[t.loc(e.name)] = uint64(v)
 			continue
 		}
-		if e.val == "" || !isIdent(rune(e.val[0])) {
+		name := strings.TrimPrefix(e.val, "&")
+		if name == "" || !isIdent(rune(name[0])) {
 			return nil, &ParseError{File: file, Line: e.line, Msg: "bad initial value " + strconv.Quote(e.val)}
 		}
-		t.Init[t.loc(e.name)] = LocBase + uint64(t.loc(strings.TrimPrefix(e.val, "&")))
+		t.Init[t.loc(e.name)] = LocBase + uint64(t.loc(name))
 	}
 	// The threads.
 	for {
@@ -435,9 +442,10 @@ type cPrim struct {
 	barrier model.Barrier
 	rmw     model.RMWOp
 	args    int
-	full    bool // a fully ordered read-modify-write: acq-rel and DMB ISH after
+	full    bool // a fully ordered read-modify-write: acquire and release (LSE's AL forms)
 	isLock  bool
 	value   bool // returns a value
+	retNew  bool // returns the new value (atomic_add_return), not the old one
 }
 
 var cPrims = map[string]cPrim{
@@ -473,6 +481,8 @@ var cPrims = map[string]cPrim{
 	"atomic_read":            {kind: KLoad, args: 1, value: true},
 	"atomic_set":             {kind: KStore, args: 2},
 	"atomic_inc":             {kind: KRMW, rmw: model.RMWAdd, args: 1},
+	"atomic_inc_return":      {kind: KRMW, rmw: model.RMWAdd, args: 1, full: true, value: true, retNew: true},
+	"atomic_add_return":      {kind: KRMW, rmw: model.RMWAdd, args: 2, full: true, value: true, retNew: true},
 	"atomic_add":             {kind: KRMW, rmw: model.RMWAdd, args: 2},
 }
 
@@ -538,8 +548,10 @@ func (c *cComp) call(stmt bool) (Operand, error) {
 		}
 	}
 	c.emit(in)
-	if prim.full {
-		c.emit(Insn{Kind: KFence, Barrier: model.BarrierFull, Dst: -1, Line: line, Text: name + ": smp_mb"})
+	if prim.retNew && out.Reg >= 0 {
+		d := c.temp()
+		c.emit(Insn{Kind: KALU, ALU: Add, Dst: d, A: out, B: in.A, Wide: true, Line: line, Text: name})
+		out = reg(d)
 	}
 	return out, nil
 }

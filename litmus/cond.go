@@ -8,8 +8,8 @@ import (
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
-// parseFinal parses what follows the programs: "locations [...]", "filter"
-// is refused, and the condition: exists, ~exists or forall.
+// parseFinal parses what follows the programs: "locations [...]",
+// "filter PROP", and the condition: exists, ~exists or forall.
 func parseFinal(t *Test, p *tokens, regName func(th int, r string) (string, error)) error {
 	for p.peek() != "" {
 		switch w := p.next(); w {
@@ -48,7 +48,15 @@ func parseFinal(t *Test, p *tokens, regName func(th int, r string) (string, erro
 			p.accept(";")
 			t.Cond = Cond{Kind: kind, Expr: e, Text: kind + " " + e.String()}
 		case "filter":
-			return p.errf("filter conditions are not supported")
+			if t.Filter != nil {
+				return p.errf("a second filter")
+			}
+			e, err := parseOr(t, p, regName)
+			if err != nil {
+				return err
+			}
+			p.accept(";")
+			t.Filter = e
 		default:
 			return p.errf("unexpected %q after the programs (expected exists, ~exists, forall or locations)", w)
 		}

@@ -15,6 +15,6 @@
 //
 // The tests in testdata/litmus agree with herd7's verdicts: every test of
 // herdtools7's catalogue/aarch64/tests/kinds.txt, and every kernel litmus
-// test's Result but two, where ARMv8 is stronger than LKMM
-// (docs/weak-memory.md says which and why).
+// test's Result it reads but three, where ARMv8 is stronger than LKMM
+// (docs/weak-memory.md says which and why, and what is not read).
 package litmus

@@ -161,6 +161,9 @@ func Run(t *Test, mm string, maxStates int) (*Result, error) {
 				if mem.Stuck() || promised(mem, len(t.Threads)) {
 					continue
 				}
+				if t.Filter != nil && !t.Filter.eval(r.getter(scratch)) {
+					continue
+				}
 				r.Complete++
 				out, sat := r.outcome(scratch)
 				if _, ok := outcomes[out]; !ok {
@@ -208,8 +211,18 @@ func promised(mem *model.Mem, threads int) bool {
 // outcome renders a final state's values of r.Vars and evaluates the
 // condition's proposition on it.
 func (r *Result) outcome(s model.State) (string, bool) {
+	get := r.getter(s)
+	var b strings.Builder
+	for _, v := range r.Vars {
+		fmt.Fprintf(&b, "%s=%s; ", v, r.Test.FormatValue(get(v)))
+	}
+	return strings.TrimSuffix(b.String(), " "), r.Test.Cond.Expr.eval(get)
+}
+
+// getter reads a final state's values.
+func (r *Result) getter(s model.State) func(Var) uint64 {
 	st := s.(*state)
-	get := func(v Var) uint64 {
+	return func(v Var) uint64 {
 		if v.Thread < 0 {
 			for i, l := range r.Test.Locs {
 				if l == v.Loc {
@@ -225,17 +238,15 @@ func (r *Result) outcome(s model.State) (string, bool) {
 		}
 		return 0
 	}
-	var b strings.Builder
-	for _, v := range r.Vars {
-		fmt.Fprintf(&b, "%s=%s; ", v, r.Test.FormatValue(get(v)))
-	}
-	return strings.TrimSuffix(b.String(), " "), r.Test.Cond.Expr.eval(get)
 }
 
 // Format renders r as check litmus prints it.
 func (r *Result) Format() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Test %s (%s) under %s\n", r.Test.Name, r.Test.Arch, r.Model)
+	if r.Test.Filter != nil {
+		fmt.Fprintf(&b, "Filter %s\n", r.Test.Filter)
+	}
 	fmt.Fprintf(&b, "Outcomes %d (%d states, %d final)\n", len(r.Outcomes), r.States, r.Complete)
 	for i, o := range r.Outcomes {
 		mark := "  "

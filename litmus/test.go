@@ -21,6 +21,9 @@ type Test struct {
 	// asks to print (its "locations [...]" line).
 	Cond      Cond
 	Locations []Var
+	// Filter, when set, keeps only the outcomes where it holds (herd's
+	// "filter" line) before the condition is judged.
+	Filter *Expr
 	// Result is the result the file states in a comment ("Result: Never"
 	// in the kernel's tests), or "".
 	Result string
