@@ -273,6 +273,11 @@ func (d *armDecoder) uv(what string, limit uint64) uint64 {
 	if d.err != nil {
 		return 0
 	}
+	if len(d.b) > 0 && d.b[0] < 0x80 && uint64(d.b[0]) <= limit {
+		v := uint64(d.b[0])
+		d.b = d.b[1:]
+		return v
+	}
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 || v > limit {
 		d.err = fmt.Errorf("memory: ARMv8 %s: bad encoding", what)

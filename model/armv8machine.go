@@ -219,36 +219,36 @@ func (a *armMachine) certified(s State, t int) (bool, error) {
 
 // local runs thread t alone from s through every alternative of its
 // steps (depth first, each state once), calling visit after each step
-// with the step's Exec and its successor; visit returning true stops the
-// search. Successors that are stuck are not expanded.
+// with the step's Exec and its successor (a scratch state, valid until
+// visit returns); visit returning true stops the search.
 func (a *armMachine) local(s State, t int, visit func(*Exec, State) bool) error {
 	x := NewExec(len(a.m.Properties().Metrics))
-	seen := map[string]bool{string(s.AppendKey(nil)): true}
-	stack := []State{a.clone(s)}
+	scratch := a.Init()
+	start := s.AppendKey(nil)
+	seen := map[string]bool{string(start): true}
+	stack := [][]byte{start}
 	for len(stack) > 0 {
-		cur := stack[len(stack)-1]
+		key := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		key := cur.AppendKey(nil)
 		for alt := -1; ; {
-			n := a.Init()
-			if err := n.Decode(key); err != nil {
+			if err := scratch.Decode(key); err != nil {
 				return err
 			}
 			x.Reset(t, alt)
-			a.innerStep(n, t, x)
+			a.innerStep(scratch, t, x)
 			if x.outcome != Stepped {
 				break
 			}
 			set, took, _ := x.Offered()
-			if visit(x, n) {
+			if visit(x, scratch) {
 				return nil
 			}
-			if k := string(n.AppendKey(nil)); !seen[k] {
-				seen[k] = true
+			if k := scratch.AppendKey(nil); !seen[string(k)] {
+				seen[string(k)] = true
 				if len(seen) > CertifyLimit {
 					return fmt.Errorf("certification of %s's promises passed %d states", a.inner[t], CertifyLimit)
 				}
-				stack = append(stack, n)
+				stack = append(stack, k)
 			}
 			// The next alternative the step offered, if any.
 			next := -1
