@@ -24,11 +24,11 @@ const (
 	// the new CPU's bit and, with the ASID allocator, keeps the old one
 	// (82dd33fde026) or clears it without a flush (before it).
 	archRISCV = iota
-	// archX86: mainline x86 (209954cbc7d0, lazy mm_cpumask): switch_mm
-	// sets the new CPU's bit and never clears the old one; a flush sent to
-	// a CPU that no longer runs the mm clears its bit instead; a CPU that
-	// switches to an mm catches up with the mm's tlb_gen, flushing its
-	// ASID if it is behind.
+	// archX86: x86 with PCID and tlb_gen, in one of four eras (x86Era):
+	// switch_mm sets the new CPU's bit, reads the mm's tlb_gen and
+	// catches a stale ASID up by flushing it; before v6.14 it also clears
+	// the old mm's bit, since v6.14 (209954cbc7d0, lazy mm_cpumask) a
+	// flush sent to a CPU that no longer runs the mm clears it instead.
 	archX86
 	// archARM64: broadcast TLBI instructions that complete only when the
 	// issuing CPU executes a DSB; mm_cpumask is not used for flushing.
@@ -36,6 +36,48 @@ const (
 )
 
 var archNames = [...]string{"riscv", "x86", "arm64"}
+
+// x86 eras: the arch/x86/mm/tlb.c code a variant runs, where it differs
+// in what the model can see.
+const (
+	// eraLazyMask: v6.14 and later (209954cbc7d0 "x86/mm/tlb: Update
+	// mm_cpumask lazily", 6db2526c1d69 should_flush_tlb with
+	// trim_cpumask): the bit stays set at switch_mm; lazy TLB; the
+	// handler's early return on f->new_tlb_gen.
+	eraLazyMask = iota
+	// eraV414: v4.14 to v4.19: PCID ASIDs (10af6235e0d3), switch_mm
+	// clears the previous mm's bit, choose_new_asid flushes an ASID behind
+	// the mm's tlb_gen; with PCID, enter_lazy_tlb switches to init_mm at
+	// once (tlb_defer_switch_to_init_mm), so no CPU is ever lazy; every
+	// CPU of the mask gets the flush IPI.
+	eraV414
+	// eraV420: v4.20 to v5.19, Rik van Riel's lazy TLB series: a kernel
+	// thread keeps the mm loaded (is_lazy), flush IPIs skip lazy CPUs
+	// unless page tables are freed (tlb_is_not_lazy), a lazy CPU that gets
+	// one switches to init_mm, and switch_mm back from lazy compares
+	// tlb_gen (was_lazy).
+	eraV420
+	// eraV60: v6.0 to v6.13: eraV420 plus flush_tlb_func's early return
+	// when f->new_tlb_gen <= the local tlb_gen (aa44284960d5, with
+	// 8f1d56f64f8d's TLB_GENERATION_INVALID guard).
+	eraV60
+)
+
+// x86Clears: switch_mm clears the previous mm's mm_cpumask bit (before
+// v6.14).
+func (c *config) x86Clears() bool { return c.arch == archX86 && c.x86Era != eraLazyMask }
+
+// x86Lazy: a user task's CPU may run a kernel thread in lazy TLB mode
+// (v4.20 on).
+func (c *config) x86Lazy() bool { return c.arch == archX86 && c.x86Era != eraV414 }
+
+// x86Early: flush_tlb_func returns early when f->new_tlb_gen <= its
+// local tlb_gen, without reading the mm's (v6.0 on).
+func (c *config) x86Early() bool { return c.x86Era == eraLazyMask || c.x86Era == eraV60 }
+
+// x86Trim: flush_tlb_mm_range may trim CPUs that left the mm
+// (should_trim_cpumask, v6.14 on).
+func (c *config) x86Trim() bool { return c.arch == archX86 && c.x86Era == eraLazyMask }
 
 // Syscall kinds of the syscall thread's program.
 const (
@@ -91,6 +133,9 @@ type config struct {
 	asidClear    bool // riscv switch_mm clears the old CPU's bit (before 82dd33fde026)
 	retakeDrain  bool // madvise drains again after re-taking the PTL (383c4613c67c)
 	dsbOnly      bool // arm64 flush_tlb_batched_pending is dsb(ish) only (before 4b634918384c)
+	x86Era       int  // x86: which arch/x86/mm/tlb.c (eraLazyMask...)
+	noCatchUp    bool // x86 mutation: switch_mm compares no tlb_gen, an ASID it finds is used as it is
+	genZero      bool // x86 aa44284960d5 before 8f1d56f64f8d: f->new_tlb_gen 0 of the batch flush compared
 
 	pages, batch, ptls, mms, users, accesses int
 	reclaimers, migrations, syscalls         int
@@ -222,6 +267,16 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		c.retakeDrain = false
 	case X86:
 		c.arch = archX86
+	case X86V414:
+		c.arch, c.x86Era = archX86, eraV414
+	case X86V420:
+		c.arch, c.x86Era = archX86, eraV420
+	case X86V60:
+		c.arch, c.x86Era = archX86, eraV60
+	case X86NoCatchUp:
+		c.arch, c.x86Era, c.noCatchUp = archX86, eraV414, true
+	case X86GenZero:
+		c.arch, c.x86Era, c.genZero = archX86, eraV60, true
 	case ARM64:
 		c.arch = archARM64
 	case ARM64DSBOnly:

@@ -25,9 +25,13 @@
 // freed pages to new owners. The architecture decides how mm_cpumask
 // changes and how a flush completes: riscv (the seed's: bits kept by
 // switch_mm since 82dd33fde026, cleared without a flush before it), x86
-// (mainline's lazy mask, tlb_gen, a flush handler step per target CPU),
-// arm64 (broadcast TLBIs issued at unmap time, completed only by the
-// issuing CPU's DSB). PTEs, tlb_flush_batched, mm_cpumask and x86's
+// (tlb_gen, a flush handler step per target CPU, in four eras: v4.14's
+// switch_mm clearing the old mm's bit and choose_new_asid catching a stale
+// ASID up; v4.20's lazy TLB, whose kernel threads keep the mm loaded and
+// are skipped by flush IPIs, and whose return to the mm compares tlb_gen;
+// v6.0's early return on f->new_tlb_gen; v6.14's lazy mm_cpumask), arm64
+// (broadcast TLBIs issued at unmap time, completed only by the issuing
+// CPU's DSB). PTEs, tlb_flush_batched, mm_cpumask and x86's
 // context.tlb_gen are memory-layer words; the PTLs are model.Mutex; TLB
 // contents, page states and contents, in-flight TLBIs and the notes that
 // explain a violation are bookkeeping outside the layer. tlb_flush_batched
@@ -97,6 +101,13 @@
 //     riscv-asid-clear.
 //   - D-bug9: x86 INVLPGB, broadcast ASIDs flushed through the cpumask
 //     only (not modelled).
+//   - x86-no-catch-up (a mutation of v4.14-v4.19): switch_mm clears the
+//     old mm's bit, so flushes skip the CPU, and choose_new_asid reuses
+//     the ASID without comparing its tlb_gen.
+//   - x86-gen-zero: aa44284960d5 (v6.0-rc, linux-next, July 2022) before
+//     8f1d56f64f8d: flush_tlb_func compares the batch flush's
+//     f->new_tlb_gen 0 with the local tlb_gen and returns (Hugh Dickins:
+//     try_to_unmap_one would not perform any TLB flushes).
 //   - D-bug10: set_tlb_ubc_flush_pending's pte_accessible skip without
 //     the pending-flush check (not modelled).
 //
@@ -118,4 +129,12 @@
 // and the spec accepts any outcome for it); a reclaimer stays on its CPU
 // (a migrating reclaimer's __switch_to DSB, D-bug6b's first half, is not
 // modelled); mm->tlb_flush_pending is not modelled (syscall.go says why).
+// x86: PCID is on (v4.14 without PCID makes every switch_mm to another mm
+// flush the whole TLB and sends flush IPIs to lazy CPUs, strictly more
+// flushing than with it); an ASID slot is never taken by another process
+// (choose_new_asid flushes a slot it hands over, and a 64-bit ctx_id never
+// repeats, so eviction only adds flushes); init_mm stands as "another
+// process's mm" (neither holds a tracked entry); a lazy CPU is left only
+// by user0 coming back or by a flush IPI, not by switching to another
+// process (whose switch_mm is the same as from the mm itself).
 package batchunmap

@@ -10,7 +10,7 @@ package batchunmap
 // try_to_unmap_flush(_dirty) and flush_tlb_batched_pending, mprotect's
 // change_pte_range, zap_pte_range, madvise_free_pte_range with its PTL
 // re-take, tlb_finish_mmu, and each architecture's switch_mm and flushes
-// (riscv, mainline x86 with tlb_gen, arm64's asynchronous TLBIs). Every
+// (riscv, x86 with tlb_gen in its four eras, arm64's asynchronous TLBIs). Every
 // model variant is a code switch here, resolved by the model's own config
 // (config.go), so the two cannot disagree on what a variant means. Unlike
 // the model, which keeps x86's tlb_gen values as lags behind the mm's,
@@ -88,6 +88,7 @@ type cpuState struct {
 	mu     sync.Mutex
 	tlb    [maxPages]uint8
 	loaded int
+	lazy   bool        // x86 cpu_tlbstate.is_lazy: a kernel thread keeps loaded
 	gen    [maxMMs]int // x86 cpu_tlbstate.ctxs[].tlb_gen; -1: no ASID
 }
 
@@ -231,8 +232,8 @@ type implRound struct {
 
 // x86Start is the model's x86Start: inc_mm_tlb_gen, the mm_cpumask read
 // and the choice of targets, after the step's scheduling point (trim is
-// the environment's draw, for a range flush).
-func (k *kernel) x86Start(kind uint8, mm, va, from int, batch uint8, trim bool) (rnd implRound, targets uint8, trimmed bool) {
+// the environment's draw, for a range flush since v6.14).
+func (k *kernel) x86Start(kind uint8, mm, va, from int, batch uint8, trim bool) (rnd implRound, st started) {
 	c := k.c
 	rnd = implRound{kind: kind, mm: mm, va: va}
 	mask := batch
@@ -241,39 +242,42 @@ func (k *kernel) x86Start(kind uint8, mm, va, from int, batch uint8, trim bool) 
 		mask = uint8(k.mask[mm].Load())
 	}
 	if mask&^(1<<uint(from)) == 0 {
-		return implRound{}, 0, false
+		return implRound{}, started{}
 	}
-	switch kind {
-	case rkBatch, rkMM:
-		targets = mask
-	default:
-		var stray uint8
-		for m := mask; m != 0; m &= m - 1 {
-			cpu := bits.TrailingZeros8(m)
-			if k.loadedOn(cpu) == mm {
-				targets |= 1 << uint(cpu)
-			} else {
-				stray |= 1 << uint(cpu)
-			}
-		}
-		if trim && stray != 0 {
-			targets |= stray
-			trimmed = true
+	var stray uint8
+	for m := mask; m != 0; m &= m - 1 {
+		cpu := bits.TrailingZeros8(m)
+		bit := uint8(1) << uint(cpu)
+		loaded, lazy := k.loadedOn(cpu)
+		switch {
+		case kind == rkMM: // freed_tables: every CPU of the mask
+			st.targets |= bit
+		case lazy: // tlb_is_not_lazy, should_flush_tlb
+			st.skipped |= bit
+		case kind == rkBatch || !c.x86Trim() || loaded == mm:
+			st.targets |= bit
+		default:
+			stray |= bit
 		}
 	}
-	rnd.pend = c.userMask(targets)
-	return rnd, targets, trimmed
+	if trim && stray != 0 {
+		st.targets |= stray
+		st.trimmed = true
+	}
+	rnd.pend = c.userMask(st.targets)
+	return rnd, st
 }
 
-// loadedOn is the mm CPU cpu runs (the syscall thread's runs mm0).
-func (k *kernel) loadedOn(cpu int) int {
+// loadedOn is the mm CPU cpu runs or keeps lazily, and whether it is lazy
+// (the syscall thread's runs mm0).
+func (k *kernel) loadedOn(cpu int) (int, bool) {
 	if cpu == cpuSyscall {
-		return 0
+		return 0, false
 	}
 	cs := &k.cpu[cpu]
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return cs.loaded
+	return cs.loaded, cs.lazy
 }
 
 // x86Handlers runs the round's flush_tlb_func handlers, a step each, in
@@ -294,13 +298,27 @@ func (k *kernel) x86Handlers(rnd *implRound, tail func() string) {
 		}
 		var g int64
 		switch {
-		case rnd.kind != rkBatch && rnd.mm != loaded:
+		case rnd.kind != rkBatch && rnd.mm != loaded && c.x86Era == eraLazyMask:
 			outcome = hWrongCPU
 			k.mask[rnd.mm].And(^uint32(1 << uint(cpu)))
+		case rnd.kind != rkBatch && rnd.mm != loaded:
+			outcome = hWrongMM
 		case loaded == c.other():
 			outcome = hOther
-		case rnd.kind != rkBatch && rnd.newGen <= int64(local):
+		case cs.lazy:
+			outcome = hLazyLeave
+			k.leaveLazy(cpu, cs)
+		case c.x86Early() && rnd.kind != rkBatch && rnd.newGen <= int64(local):
 			outcome = hAlready
+		case rnd.kind == rkBatch && c.genZero: // f->new_tlb_gen 0 <= local
+			outcome = hAlready
+			cached := false
+			for va := 0; va < c.pages; va++ {
+				cached = cached || c.mmOf[va] == loaded && cs.tlb[va] != 0
+			}
+			if cached {
+				k.setNote(note{kind: noteGenZero, cpu: uint8(cpu)})
+			}
 		default:
 			g = k.gen[loaded].Load()
 			switch {
@@ -339,7 +357,7 @@ func (k *kernel) switchIn(cpu int, cs *cpuState, mm int) switched {
 	switch c.arch {
 	case archX86:
 		var sw switched
-		if k.mask[mm].Load()&bit == 0 {
+		if c.x86Clears() || k.mask[mm].Load()&bit == 0 {
 			k.mask[mm].Or(bit)
 			sw.set = true
 		}
@@ -348,17 +366,17 @@ func (k *kernel) switchIn(cpu int, cs *cpuState, mm int) switched {
 		switch {
 		case cs.gen[mm] < 0:
 			sw.outcome = swX86New
+		case int64(cs.gen[mm]) < g && c.noCatchUp:
+			sw.outcome = swX86Reused
+			k.noteNoCatchUp(cpu, cs, mm)
+			return sw
 		case int64(cs.gen[mm]) < g:
 			sw.outcome = swX86Stale
 		default:
 			sw.outcome = swX86Fresh
 		}
 		if sw.outcome != swX86Fresh {
-			for va := 0; va < c.pages; va++ {
-				if c.mmOf[va] == mm {
-					cs.tlb[va] = 0
-				}
-			}
+			dropMMLocked(c, cs, mm)
 		}
 		cs.gen[mm] = int(g)
 		return sw
@@ -369,11 +387,53 @@ func (k *kernel) switchIn(cpu int, cs *cpuState, mm int) switched {
 	return switched{outcome: swSet}
 }
 
+// dropMMLocked invalidates every entry of mm in cs, which is locked.
+func dropMMLocked(c *config, cs *cpuState, mm int) {
+	for va := 0; va < c.pages; va++ {
+		if c.mmOf[va] == mm {
+			cs.tlb[va] = 0
+		}
+	}
+}
+
+// switchBack is the model's switchBack: x86's switch_mm(mm → mm) on a CPU
+// back from lazy TLB mode, with cs locked.
+func (k *kernel) switchBack(cpu int, cs *cpuState, mm int) switched {
+	c := k.c
+	cs.lazy = false
+	g := k.gen[mm].Load()
+	sw := switched{g: int(g)}
+	switch {
+	case int64(cs.gen[mm]) >= g:
+		sw.outcome = swLazyFresh
+	case c.noCatchUp:
+		sw.outcome = swLazyReused
+		k.noteNoCatchUp(cpu, cs, mm)
+	default:
+		sw.outcome = swLazyStale
+		dropMMLocked(c, cs, mm)
+		cs.gen[mm] = int(g)
+	}
+	return sw
+}
+
+// noteNoCatchUp is the model's: cs, locked, runs mm on an ASID behind its
+// tlb_gen without flushing it.
+func (k *kernel) noteNoCatchUp(cpu int, cs *cpuState, mm int) {
+	for va := 0; va < k.c.pages; va++ {
+		if k.c.mmOf[va] == mm && cs.tlb[va] != 0 {
+			k.setNote(note{kind: noteNoCatchUp, cpu: uint8(cpu), op: uint8(mm)})
+			return
+		}
+	}
+}
+
 // switchOut is the model's switchOut: switch_mm(mm → another process).
 func (k *kernel) switchOut(cpu int, cs *cpuState, mm int) {
 	c := k.c
 	cs.loaded = c.other()
-	if c.arch == archRISCV && c.asidClear {
+	switch {
+	case c.arch == archRISCV && c.asidClear:
 		k.mask[mm].And(^uint32(1 << uint(cpu)))
 		cached := false
 		for va := 0; va < c.pages; va++ {
@@ -384,6 +444,18 @@ func (k *kernel) switchOut(cpu int, cs *cpuState, mm int) {
 		if cached {
 			k.setNote(note{kind: noteMaskCleared, cpu: uint8(cpu), op: uint8(mm)})
 		}
+	case c.x86Clears():
+		k.mask[mm].And(^uint32(1 << uint(cpu)))
+	}
+}
+
+// leaveLazy is the model's leaveLazy, with cs locked:
+// switch_mm_irqs_off(NULL, &init_mm) in a flush handler.
+func (k *kernel) leaveLazy(cpu int, cs *cpuState) {
+	mm := cs.loaded
+	cs.loaded, cs.lazy = k.c.other(), false
+	if k.c.x86Clears() {
+		k.mask[mm].And(^uint32(1 << uint(cpu)))
 	}
 }
 
@@ -397,7 +469,7 @@ func (k *kernel) live(cpu int, cs *cpuState, va int) bool {
 	}
 	c := k.c
 	mm := c.mmOf[va]
-	if c.arch != archX86 || cs.loaded == mm {
+	if c.arch != archX86 || cs.loaded == mm && !cs.lazy || c.noCatchUp {
 		return true
 	}
 	return int64(cs.gen[mm]) == k.gen[mm].Load()
@@ -495,8 +567,7 @@ func (k *kernel) reclaim(r int) {
 			continue
 		}
 		if ir.flushReq {
-			k.step("try_to_unmap_flush: %s", ir.describeBatchFlush())
-			ir.batchFlush()
+			ir.batchFlush("try_to_unmap_flush: ")
 		}
 		ir.free()
 	}
@@ -549,9 +620,9 @@ func (ir *implReclaimer) page(va int) {
 			k.dropVA(c.allUserCPUs(), va)
 		default:
 			k.endStep()
-			trim := e.Choose("", 2) == 1
-			rnd, targets, trimmed := k.x86Start(rkRange, mm, va, ir.cpu, 0, trim)
-			e.Notef("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), targets, trimmed))
+			trim := k.chooseTrim()
+			rnd, st := k.x86Start(rkRange, mm, va, ir.cpu, 0, trim)
+			e.Notef("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), st))
 			k.x86Handlers(&rnd, nil)
 		}
 	default:
@@ -626,8 +697,7 @@ func (ir *implReclaimer) page(va int) {
 	}
 
 	if c.flushDirty && ir.writable {
-		k.step("try_to_unmap_flush_dirty: writable: %s", ir.describeBatchFlush())
-		ir.batchFlush()
+		ir.batchFlush("try_to_unmap_flush_dirty: writable: ")
 	}
 
 	// pageout: the swap snapshot; writeback completes at once.
@@ -686,20 +756,13 @@ func (k *kernel) deferCount(va, mm int) {
 	}
 }
 
-func (ir *implReclaimer) describeBatchFlush() string {
-	switch ir.k.c.arch {
-	case archARM64:
-		return "arch_tlbbatch_flush: dsb(ish) completes this CPU's TLBIs for " + pageSet(uint8(ir.k.inflight[ir.r].Load()))
-	case archX86:
-		return "arch_tlbbatch_flush: flush_tlb_multi(batch cpumask " + cpus(ir.mask) + ", mm NULL, full)"
-	}
-	return "arch_tlbbatch_flush → CPUs " + cpus(ir.mask)
-}
-
-// batchFlush is arch_tlbbatch_flush and the reset of the batch, right
-// after the step's scheduling point (x86: then a step per handler).
-func (ir *implReclaimer) batchFlush() {
+// batchFlush is a step of arch_tlbbatch_flush and the reset of the
+// batch, labelled with caller's words and what the flush did (x86: then
+// a step per handler).
+func (ir *implReclaimer) batchFlush(caller string) {
 	k, c := ir.k, ir.k.c
+	k.endStep()
+	k.e.Yield("")
 	mask := ir.mask
 	if !c.stickyMask {
 		ir.mask = 0
@@ -708,15 +771,28 @@ func (ir *implReclaimer) batchFlush() {
 	switch c.arch {
 	case archRISCV:
 		k.dropAll(mask)
+		k.e.Notef("%s%s", caller, c.describeBatchFlush(mask, 0, started{}))
 	case archARM64:
 		m := uint8(k.inflight[ir.r].Swap(0))
+		k.e.Notef("%s%s", caller, c.describeBatchFlush(mask, m, started{}))
 		for ; m != 0; m &= m - 1 {
 			k.dropVA(c.allUserCPUs(), bits.TrailingZeros8(m))
 		}
 	default:
-		rnd, _, _ := k.x86Start(rkBatch, 0, 0, ir.cpu, mask, false)
+		rnd, st := k.x86Start(rkBatch, 0, 0, ir.cpu, mask, false)
+		k.e.Notef("%s%s", caller, c.describeBatchFlush(mask, 0, st))
 		k.x86Handlers(&rnd, nil)
 	}
+}
+
+// chooseTrim draws should_trim_cpumask for a range flush (v6.14 on): the
+// model's choice, made whatever the mask holds.
+func (k *kernel) chooseTrim() bool {
+	if !k.c.x86Trim() {
+		k.e.Yield("")
+		return false
+	}
+	return k.e.Choose("", 2) == 1
 }
 
 // free is free_unref_folios of the batch.
@@ -829,13 +905,13 @@ func (k *kernel) call(op int) {
 			k.setOwes(-1)
 		default:
 			k.endStep()
-			trim := e.Choose("", 2) == 1
-			rnd, targets, trimmed := k.x86Start(rkRange, mm, va, cpuSyscall, 0, trim)
+			trim := k.chooseTrim()
+			rnd, st := k.x86Start(rkRange, mm, va, cpuSyscall, 0, trim)
 			if rnd.pend != 0 {
-				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), targets, trimmed))
+				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), st))
 				k.x86Handlers(&rnd, func() string { return t })
 			} else {
-				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(int(k.gen[mm].Load()), targets, trimmed), t)
+				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(int(k.gen[mm].Load()), st), t)
 			}
 			k.setOwes(-1)
 		}
@@ -900,8 +976,8 @@ func (k *kernel) drain(mm, l int, word *uint64) {
 	default:
 		k.endStep()
 		e.Yield("")
-		rnd, targets, _ := k.x86Start(rkMM, mm, 0, cpuSyscall, 0, false)
-		e.Notef("flush_tlb_batched_pending: flush_tlb_mm (%s): %s", why, c.describeStart(int(k.gen[mm].Load()), targets, false))
+		rnd, st := k.x86Start(rkMM, mm, 0, cpuSyscall, 0, false)
+		e.Notef("flush_tlb_batched_pending: flush_tlb_mm (%s): %s", why, c.describeStart(int(k.gen[mm].Load()), st))
 		k.x86Handlers(&rnd, nil)
 	}
 
@@ -1104,22 +1180,31 @@ func (k *kernel) user(u int) {
 		alts := n
 		if u == 0 && migrated < c.migrations {
 			alts++
+			if c.x86Lazy() {
+				alts++
+			}
 		}
 		k.endStep()
 		alt := e.Choose("", alts)
-		if alt == n {
+		if alt >= n {
 			migrated++
 			cs := &k.cpu[cpu]
 			cs.mu.Lock()
-			k.switchOut(cpu, cs, mm)
-			cs.mu.Unlock()
-			e.Notef("schedule: %s leaves %s, which switches to another process: switch_mm(%s → other): %s", who, c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchOut(cpu))
+			if alt > n {
+				cs.lazy = true // enter_lazy_tlb
+				cs.mu.Unlock()
+				e.Note(c.describeLazy(u, cpu, mm))
+			} else {
+				k.switchOut(cpu, cs, mm)
+				cs.mu.Unlock()
+				e.Notef("schedule: %s leaves %s, which switches to another process: switch_mm(%s → other): %s", who, c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchOut(cpu))
+			}
 
-			// Off CPU: scheduled in on a CPU running another process (only
-			// user0 migrates, so these change by its steps alone).
+			// Off CPU: scheduled in on a CPU no user task runs on (only
+			// user0 migrates, and the others stay on their own CPUs).
 			var free []int
 			for i := 0; i < c.userCPUs; i++ {
-				if k.loadedOn(c.userCPU0+i) == c.other() {
+				if i == 0 || i >= c.users {
 					free = append(free, c.userCPU0+i)
 				}
 			}
@@ -1127,6 +1212,12 @@ func (k *kernel) user(u int) {
 			cpu = free[e.Choose("", len(free))]
 			cs = &k.cpu[cpu]
 			cs.mu.Lock()
+			if cs.lazy {
+				sw := k.switchBack(cpu, cs, mm)
+				cs.mu.Unlock()
+				e.Notef("schedule: %s runs on %s: switch_mm(%s → %s), %s", who, c.cpuName[cpu], c.mmLabel(mm), c.mmLabel(mm), c.describeSwitchIn(cpu, sw))
+				continue
+			}
 			sw := k.switchIn(cpu, cs, mm)
 			cs.mu.Unlock()
 			e.Notef("schedule: %s runs on %s: switch_mm(other → %s): %s", who, c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchIn(cpu, sw))

@@ -109,6 +109,10 @@ func (c *config) cause(n note) string {
 		return fmt.Sprintf("pageout of page %d started with tlb_ubc.writable set and no try_to_unmap_flush_dirty", va)
 	case noteMaskCleared:
 		return fmt.Sprintf("switch_mm on CPU%d cleared CPU%d from %s's mm_cpumask without flushing its TLB (the ASID keeps its entries), so flushes sent to mm_cpumask, the reclaimer's batch included, missed it", n.cpu, n.cpu, c.mmLabel(int(n.op)))
+	case noteNoCatchUp:
+		return fmt.Sprintf("CPU%d left %s (switch_mm cleared its mm_cpumask bit, so flushes since then skipped it) and came back on the ASID it had kept, behind the mm's tlb_gen, without the tlb_gen comparison that would have flushed it", n.cpu, c.mmLabel(int(n.op)))
+	case noteGenZero:
+		return fmt.Sprintf("arch_tlbbatch_flush's flush_tlb_func on CPU%d compared the batch's f->new_tlb_gen, 0 (TLB_GENERATION_INVALID), with its local tlb_gen, found it not newer and returned without flushing", n.cpu)
 	case noteDSBOnly:
 		return fmt.Sprintf("flush_tlb_batched_pending found a flush pending and ran dsb(ish) on CPU1, which completes only the TLBIs CPU1 issued: the reclaimer's tlbi vale1is for va%d, issued on CPU%d, was still in flight", va, n.cpu)
 	}

@@ -15,13 +15,18 @@ const (
 	RiscvASIDClear  = "riscv-asid-clear"
 	MadviseRetake   = "madvise-retake"
 	X86             = "x86"
+	X86V414         = "x86-v4.14"
+	X86V420         = "x86-v4.20"
+	X86V60          = "x86-v6.0"
+	X86NoCatchUp    = "x86-no-catch-up"
+	X86GenZero      = "x86-gen-zero"
 	ARM64           = "arm64"
 	ARM64DSBOnly    = "arm64-dsb-only"
 )
 
 // variantNames lists the variants in Protocol's order.
 var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
-	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly}
+	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero}
 
 // Property names (P1-P5, and the progress property L1-L2:
 // every call the syscall thread makes returns).
@@ -76,14 +81,31 @@ var Protocol = &model.Protocol{
 			Description: "madvise(MADV_FREE) drops the PTL to split a large folio and re-takes it without calling flush_tlb_batched_pending again",
 			Source:      "3ea277194daa and 9c276cc65a58 mm: introduce MADV_COLD; fixed by 383c4613c67c mm: close theoretical race where stale TLB entries could linger (2025)"},
 		{Name: X86, Expect: model.ExpectOK,
-			Description: "mainline x86: generations, mm_cpumask bits kept at switch_mm and trimmed by flush IPIs to CPUs that no longer run the mm, stale ASIDs caught up through tlb_gen at the next switch_mm; flush rounds a step per target CPU",
-			Source:      "5ee2fa2f0636; 209954cbc7d0 x86/mm/tlb: Update mm_cpumask lazily (2024); arch/x86/mm/tlb.c switch_mm_irqs_off, flush_tlb_func, arch_tlbbatch_flush"},
+			Description: "mainline x86 (v6.14 on): generations, mm_cpumask bits kept at switch_mm and trimmed by flush IPIs to CPUs that no longer run the mm, lazy TLB CPUs skipped, stale ASIDs caught up through tlb_gen at the next switch_mm; flush rounds a step per target CPU",
+			Source:      "5ee2fa2f0636; 209954cbc7d0 x86/mm/tlb: Update mm_cpumask lazily and 6db2526c1d69 (v6.14); arch/x86/mm/tlb.c switch_mm_irqs_off, should_flush_tlb, flush_tlb_func, arch_tlbbatch_flush"},
 		{Name: ARM64, Expect: model.ExpectOK,
 			Description: "arm64: broadcast TLBIs issued at unmap time and completed by the reclaimer's own dsb(ish); flush_tlb_batched_pending flushes the mm",
 			Source:      "43b3dfdd0455 arm64: support batched/deferred tlb shootdown during page reclamation/migration (2023); fixed by 4b634918384c arm64/mm: Close theoretical race where stale TLB entry remains valid (2025)"},
 		{Name: ARM64DSBOnly, Expect: SyscallPostcondition,
 			Description: "arm64 v6.5-v6.15: flush_tlb_batched_pending executes dsb(ish) on its own CPU, which does not complete TLBIs a reclaimer issued on another",
 			Source:      "db6c1f6f236d mm/tlbbatch: introduce arch_flush_tlb_batched_pending() with 43b3dfdd0455; fixed by 4b634918384c (2025)"},
+		{Name: X86V414, Expect: model.ExpectOK,
+			Description: "x86 v4.14-v4.19: switch_mm clears the old mm's mm_cpumask bit and keeps its PCID; a flush misses a CPU that left the mm, which catches up at its next switch_mm: choose_new_asid flushes an ASID whose tlb_gen is behind; every CPU of the mask gets the IPI (with PCID no CPU is lazy)",
+			Source:      "10af6235e0d3 x86/mm: Implement PCID based optimization (v4.14); arch/x86/mm/tlb.c of v4.14-v4.19: switch_mm_irqs_off, choose_new_asid, flush_tlb_func_common, native_flush_tlb_others"},
+		{Name: X86V420, Expect: model.ExpectOK,
+			Description: "x86 v4.20-v5.19: v4.14's switch_mm plus lazy TLB: a kernel thread keeps the mm loaded with its bit set, flush IPIs skip lazy CPUs unless page tables are freed (tlb_is_not_lazy), a lazy CPU that gets one switches to init_mm, and switch_mm back from lazy flushes if tlb_gen moved",
+			Source:      "Rik van Riel's lazy TLB series (v4.20: reverted from v4.19-rc as 95b0e6357d3e, 64482aafe55f, ac0315896970, merged again); arch/x86/mm/tlb.c of v5.10: switch_mm_irqs_off (was_lazy), tlb_is_not_lazy, flush_tlb_func_common"},
+		{Name: X86V60, Expect: model.ExpectOK,
+			Description: "x86 v6.0-v6.13: v4.20's code plus flush_tlb_func's early return when f->new_tlb_gen <= the local tlb_gen, skipped for the batch flush's TLB_GENERATION_INVALID",
+			Source:      "aa44284960d5 x86/mm/tlb: Avoid reading mm_tlb_gen when possible with 8f1d56f64f8d x86/mm/tlb: Ignore f->new_tlb_gen when zero (v6.0); arch/x86/mm/tlb.c before 209954cbc7d0 (v6.14)"},
+		{Name: X86NoCatchUp, Expect: SyscallPostcondition,
+			AlsoViolates: []string{NoUseAfterFree, NoLostWrite},
+			Description:  "mutation of x86-v4.14: switch_mm clears the bit, and choose_new_asid uses the ASID it finds without comparing its tlb_gen, so a CPU that missed a flush while away runs its stale entries",
+			Source:       "mutation: choose_new_asid without *need_flush = (ctxs[asid].tlb_gen < next_tlb_gen) (10af6235e0d3)"},
+		{Name: X86GenZero, Expect: NoLostWrite,
+			AlsoViolates: []string{NoUseAfterFree, SyscallPostcondition},
+			Description:  "x86 v6.0-rc (July 2022, linux-next): flush_tlb_func's early return compares arch_tlbbatch_flush's f->new_tlb_gen, 0, with the local tlb_gen and returns, so try_to_unmap_flush flushes nothing",
+			Source:       "aa44284960d5 x86/mm/tlb: Avoid reading mm_tlb_gen when possible; reported by Hugh Dickins, fixed by 8f1d56f64f8d x86/mm/tlb: Ignore f->new_tlb_gen when zero (2022)"},
 	},
 	Params: []model.Param{
 		{Name: "pages", Default: 2, Min: 1, Max: maxPages,

@@ -91,10 +91,10 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			}
 			r.pc = s.afterUnmap(r)
 		default:
-			targets, trimmed := s.x86Start(x, &r.rnd, rkRange, mm, va, cpu, 0)
-			countRound(x, cpu, targets)
+			st := s.x86Start(x, &r.rnd, rkRange, mm, va, cpu, 0)
+			countRound(x, cpu, st.targets)
 			if x.Labelling() {
-				x.Labelf("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(s.genNow(mm), targets, trimmed))
+				x.Labelf("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(s.genNow(mm), st))
 			}
 			s.afterStart(r.rnd.pend, &r.pc, &r.ret, s.afterUnmap(r), rRound)
 		}
@@ -206,10 +206,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		}
 
 	case rFlushDirty:
-		if x.Labelling() {
-			x.Label("try_to_unmap_flush_dirty: writable: " + s.describeBatchFlush(r))
-		}
-		s.batchFlush(x, k, rPageout)
+		s.batchFlush(x, k, rPageout, "try_to_unmap_flush_dirty: writable: ")
 
 	case rPageout:
 		if s.discard(r) {
@@ -249,10 +246,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		s.nextPage(r)
 
 	case rFlush:
-		if x.Labelling() {
-			x.Label("try_to_unmap_flush: " + s.describeBatchFlush(r))
-		}
-		s.batchFlush(x, k, rFree)
+		s.batchFlush(x, k, rFree, "try_to_unmap_flush: ")
 
 	case rFree:
 		if x.Labelling() {
@@ -373,11 +367,14 @@ func (s *state) finishDefer(r *reclaimer) {
 // the batch; the reclaimer continues at next. riscv flushes every ASID on
 // the batch cpumask and clears it (not before 3951f6add519); x86 sends its
 // flush_tlb_func IPIs to the batch cpumask, a step per target; arm64's
-// dsb(ish) completes the TLBIs this CPU issued.
-func (s *state) batchFlush(x *model.Exec, k int, next uint8) {
+// dsb(ish) completes the TLBIs this CPU issued. The step's label is
+// caller's words followed by what arch_tlbbatch_flush did.
+func (s *state) batchFlush(x *model.Exec, k int, next uint8, caller string) {
 	c, r := s.c, &s.r[k]
 	cpu := c.cpuR[k]
 	r.pc = next
+	var st started
+	inflight := r.inflight
 	switch c.arch {
 	case archRISCV:
 		s.flushAllMask(x, r.mask)
@@ -387,9 +384,12 @@ func (s *state) batchFlush(x *model.Exec, k int, next uint8) {
 		x.Count(mFlushRounds, 1)
 		x.Count(mDSB, 1)
 	default:
-		targets, _ := s.x86Start(x, &r.rnd, rkBatch, 0, 0, cpu, r.mask)
-		countRound(x, cpu, targets)
+		st = s.x86Start(x, &r.rnd, rkBatch, 0, 0, cpu, r.mask)
+		countRound(x, cpu, st.targets)
 		s.afterStart(r.rnd.pend, &r.pc, &r.ret, next, rRound)
+	}
+	if x.Labelling() {
+		x.Label(caller + c.describeBatchFlush(r.mask, inflight, st))
 	}
 	x.Count(mBatchTargets, int64(bits.OnesCount8(r.mask)))
 	if !c.stickyMask {
@@ -407,21 +407,35 @@ func (s *state) afterStart(pend uint8, pc, ret *uint8, next, round uint8) {
 	}
 }
 
-// describeBatchFlush is the label of arch_tlbbatch_flush.
-func (s *state) describeBatchFlush(r *reclaimer) string {
-	switch s.c.arch {
+// describeBatchFlush says what arch_tlbbatch_flush did with the batch
+// cpumask mask, arm64's TLBIs in flight, or x86's round st.
+func (c *config) describeBatchFlush(mask, inflight uint8, st started) string {
+	switch c.arch {
 	case archARM64:
-		return "arch_tlbbatch_flush: dsb(ish) completes this CPU's TLBIs for " + pageSet(r.inflight)
+		return "arch_tlbbatch_flush: dsb(ish) completes this CPU's TLBIs for " + pageSet(inflight)
 	case archX86:
-		return "arch_tlbbatch_flush: flush_tlb_multi(batch cpumask " + cpus(r.mask) + ", mm NULL, full)"
+		return "arch_tlbbatch_flush(batch cpumask " + cpus(mask) + ", mm NULL, full): " + c.describeTargets(st)
 	}
-	return "arch_tlbbatch_flush → CPUs " + cpus(r.mask)
+	return "arch_tlbbatch_flush → CPUs " + cpus(mask)
 }
 
-// describeStart is the label of an x86 round's first step.
-func (c *config) describeStart(gen int, targets uint8, trimmed bool) string {
-	s := "inc_mm_tlb_gen → " + strconv.Itoa(gen) + ", flush_tlb_multi → CPUs " + cpus(targets)
-	if trimmed {
+// describeStart is the label of an x86 round's first step that flushes
+// an mm.
+func (c *config) describeStart(gen int, st started) string {
+	return "inc_mm_tlb_gen → " + strconv.Itoa(gen) + ", " + c.describeTargets(st)
+}
+
+// describeTargets names the IPIs of an x86 round.
+func (c *config) describeTargets(st started) string {
+	fn := "flush_tlb_multi"
+	if c.x86Era == eraV414 || c.x86Era == eraV420 {
+		fn = "flush_tlb_others"
+	}
+	s := fn + " → CPUs " + cpus(st.targets)
+	if st.skipped != 0 {
+		s += ", lazy CPUs " + cpus(st.skipped) + " skipped"
+	}
+	if st.trimmed {
 		s += " (should_trim_cpumask)"
 	}
 	return s

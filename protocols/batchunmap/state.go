@@ -162,6 +162,8 @@ const (
 	noteMaskCleared // riscv switch_mm cleared a CPU that still caches the mm
 	noteDSBOnly     // arm64 drain: dsb(ish) on the syscall's CPU only
 	noteRetake      // madvise re-took the PTL and trusted a PTE without draining
+	noteNoCatchUp   // x86 mutation: switch_mm ran an ASID behind tlb_gen unflushed
+	noteGenZero     // x86 aa44284960d5: a batch flush handler compared f->new_tlb_gen 0
 )
 
 type note struct {
@@ -295,12 +297,23 @@ func (s *state) entry(cpu, va int) uint8 {
 
 func (s *state) setEntry(cpu, va int, e uint8) { s.tlb[s.slot(cpu)*s.c.pages+va] = e }
 
-// loadedOn is the mm CPU cpu runs (the syscall thread's runs mm0).
+// lazyTLB marks a user CPU's loaded mm as kept by a kernel thread in
+// lazy TLB mode (x86's cpu_tlbstate.is_lazy).
+const lazyTLB = 0x80
+
+// loadedOn is the mm CPU cpu runs, or keeps loaded in lazy TLB mode (the
+// syscall thread's runs mm0).
 func (s *state) loadedOn(cpu int) int {
 	if cpu == cpuSyscall {
 		return 0
 	}
-	return int(s.loaded[s.slot(cpu)])
+	return int(s.loaded[s.slot(cpu)] &^ lazyTLB)
+}
+
+// isLazy reports whether user CPU cpu runs a kernel thread in lazy TLB
+// mode.
+func (s *state) isLazy(cpu int) bool {
+	return cpu != cpuSyscall && s.loaded[s.slot(cpu)]&lazyTLB != 0
 }
 
 func (s *state) ctxAt(cpu, mm int) *uint8 { return &s.ctx[s.slot(cpu)*s.c.mms+mm] }
@@ -333,7 +346,10 @@ func (s *state) Vars() []model.Var {
 			}
 		}
 		out = append(out, model.Var{Name: c.tlbName[cpu], Value: "{" + strings.Join(parts, " ") + "}"})
-		run := c.mmLabel(int(s.loaded[i]))
+		run := c.mmLabel(int(s.loaded[i] &^ lazyTLB))
+		if s.loaded[i]&lazyTLB != 0 {
+			run += " (lazy: a kernel thread runs)"
+		}
 		for u := 0; u < c.users; u++ {
 			if int(s.task[u]) == cpu {
 				run += " (" + c.userName[u] + ")"

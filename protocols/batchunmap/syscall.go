@@ -116,10 +116,10 @@ func (s *state) stepSyscall(x *model.Exec) {
 				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s): dsb(ishst); tlbi aside1is; dsb(ish)", why)
 			}
 		default:
-			targets, _ := s.x86Start(x, &sc.rnd, rkMM, mm, 0, cpuSyscall, 0)
-			countRound(x, cpuSyscall, targets)
+			st := s.x86Start(x, &sc.rnd, rkMM, mm, 0, cpuSyscall, 0)
+			countRound(x, cpuSyscall, st.targets)
 			if x.Labelling() {
-				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s): %s", why, c.describeStart(s.genNow(mm), targets, false))
+				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s): %s", why, c.describeStart(s.genNow(mm), st))
 			}
 			s.afterStart(sc.rnd.pend, &sc.pc, &sc.ret, sDrainClear, sRound)
 		}
@@ -214,16 +214,16 @@ func (s *state) stepSyscall(x *model.Exec) {
 				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, s.describeReturn(next))
 			}
 		default:
-			targets, trimmed := s.x86Start(x, &sc.rnd, rkRange, mm, va, cpuSyscall, 0)
+			st := s.x86Start(x, &sc.rnd, rkRange, mm, va, cpuSyscall, 0)
 			if sc.rnd.pend != 0 {
 				if x.Labelling() {
-					x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(s.genNow(mm), targets, trimmed))
+					x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(s.genNow(mm), st))
 				}
 				sc.ret, sc.pc = next, sRound
 				return
 			}
 			if x.Labelling() {
-				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(s.genNow(mm), targets, trimmed), s.describeReturn(next))
+				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(s.genNow(mm), st), s.describeReturn(next))
 			}
 		}
 		s.continueAt(x, next)

@@ -211,19 +211,29 @@ func (s *state) capLags(mm int) {
 	}
 }
 
+// started is what the first step of an x86 flush round decided: the CPUs
+// its IPIs go to, the CPUs of the mask it skipped because they were lazy,
+// and whether should_trim_cpumask said yes.
+type started struct {
+	targets, skipped uint8
+	trimmed          bool
+}
+
 // x86Start is the first step of flush_tlb_mm_range (kind rkRange, rkMM) or
 // arch_tlbbatch_flush (rkBatch, on the batch cpumask) on CPU from: the
-// tlb_gen increment (not for the batch), the mm_cpumask read, and
-// flush_tlb_multi's choice of targets (should_flush_tlb; every CPU of the
-// mask when page tables are freed, as flush_tlb_mm says). It returns the
-// CPUs the IPIs go to; rnd.pend holds those whose handler is a step of its
-// own (the user CPUs: the syscall thread's CPU caches no user translation
-// and its tracked state would not change). should_trim_cpumask, true at
-// most once a second, is the environment's choice: a range flush draws it
-// whatever the mask holds (its value only matters for CPUs of the mask
-// that do not run mm), so that whether the step branches does not depend
-// on what the step reads.
-func (s *state) x86Start(x *model.Exec, rnd *round, kind, mm, va, from int, batch uint8) (targets uint8, trimmed bool) {
+// tlb_gen increment (not for the batch), the mm_cpumask read, and the
+// choice of targets. flush_tlb_mm frees page tables (freed_tables): its
+// IPIs go to every CPU of the mask. The others skip lazy CPUs (v4.20 on:
+// tlb_is_not_lazy, should_flush_tlb since v6.14), and since v6.14, for a
+// range flush, CPUs of the mask that do not run mm, unless
+// should_trim_cpumask, true at most once a second, says to trim them: the
+// environment's choice, drawn whatever the mask holds (its value only
+// matters for CPUs of the mask that do not run mm), so that whether the
+// step branches does not depend on what the step reads. rnd.pend holds
+// the targets whose handler is a step of its own (the user CPUs: the
+// syscall thread's CPU caches no user translation and its tracked state
+// would not change).
+func (s *state) x86Start(x *model.Exec, rnd *round, kind, mm, va, from int, batch uint8) started {
 	c := s.c
 	mask := batch
 	if kind != rkBatch {
@@ -231,46 +241,53 @@ func (s *state) x86Start(x *model.Exec, rnd *round, kind, mm, va, from int, batc
 		mask = uint8(x.Load(s.mem, c.maskAddr(mm)))
 	}
 	*rnd = round{kind: uint8(kind), mm: uint8(mm), va: uint8(va)}
-	trim := kind == rkRange && x.Choose(2) == 1
+	trim := c.x86Trim() && kind == rkRange && x.Choose(2) == 1
 	if mask&^(1<<uint(from)) == 0 {
 		// No other CPU: flush_tlb_func runs locally if from runs mm. Only
 		// the syscall thread's CPU does, and it caches no user entry.
 		*rnd = round{}
-		return 0, false
+		return started{}
 	}
-	switch kind {
-	case rkBatch, rkMM:
-		targets = mask // !info->mm, or freed_tables: on_each_cpu_mask
-	default:
-		var stray uint8 // CPUs of the mask that do not run mm
-		for m := mask; m != 0; m &= m - 1 {
-			cpu := bits.TrailingZeros8(m)
-			if s.loadedOn(cpu) == mm {
-				targets |= 1 << uint(cpu)
-			} else {
-				stray |= 1 << uint(cpu)
-			}
+	var st started
+	var stray uint8 // v6.14 on: CPUs of the mask that do not run mm
+	for m := mask; m != 0; m &= m - 1 {
+		cpu := bits.TrailingZeros8(m)
+		bit := uint8(1) << uint(cpu)
+		if s.slot(cpu) >= 0 {
+			x.Touch(c.cpuName[cpu], false) // its cpu_tlbstate: loaded_mm, is_lazy
 		}
-		if trim && stray != 0 {
-			targets |= stray
-			trimmed = true
+		switch {
+		case kind == rkMM:
+			st.targets |= bit
+		case s.isLazy(cpu):
+			st.skipped |= bit
+		case kind == rkBatch || !c.x86Trim() || s.loadedOn(cpu) == mm:
+			st.targets |= bit
+		default:
+			stray |= bit
 		}
 	}
-	rnd.pend = c.userMask(targets)
+	if trim && stray != 0 {
+		st.targets |= stray
+		st.trimmed = true
+	}
+	rnd.pend = c.userMask(st.targets)
 	if rnd.pend == 0 {
 		*rnd = round{}
 	}
-	return targets, trimmed
+	return st
 }
 
 // Outcomes of x86's flush_tlb_func.
 const (
-	hWrongCPU = iota // f->mm is not loaded: clear the CPU's bit
-	hOther           // another process's mm is loaded, and up to date
-	hAlready         // f->new_tlb_gen <= local tlb_gen
-	hUpToDate        // local tlb_gen == mm tlb_gen
-	hPartial         // flush the one page
-	hFull            // flush the loaded mm's ASID
+	hWrongCPU  = iota // v6.14 on: f->mm is not loaded: clear the CPU's bit
+	hWrongMM          // before v6.14: f->mm is not loaded: return
+	hOther            // another process's mm (or init_mm) is loaded: nothing of the model's to flush
+	hLazyLeave        // is_lazy: switch_mm_irqs_off(NULL, &init_mm)
+	hAlready          // f->new_tlb_gen <= local tlb_gen (v6.0 on)
+	hUpToDate         // local tlb_gen == mm tlb_gen
+	hPartial          // flush the one page
+	hFull             // flush the loaded mm's ASID
 )
 
 // handled is what one flush_tlb_func did, for its label.
@@ -279,20 +296,27 @@ type handled struct {
 	cpu, outcome, loaded int
 	lag                  int // the CPU's lag before
 	g                    int // the mm's tlb_gen it read
+	gl                   int // the loaded mm's tlb_gen (for the label)
 }
 
 // x86Before is flush_tlb_func's decision before it reads the mm's
-// tlb_gen: hWrongCPU, hOther, hAlready, or -1 (read it). lag is the CPU's
-// lag behind the mm, rlag the round's.
-func x86Before(kind uint8, fmm, loaded, other, rlag, lag int) int {
+// tlb_gen: hWrongCPU or hWrongMM, hOther, hLazyLeave, hAlready, or -1
+// (read it). lag is the CPU's lag behind the loaded mm, rlag the round's.
+func (c *config) x86Before(kind uint8, fmm, loaded int, lazy bool, rlag, lag int) int {
 	switch {
-	case kind != rkBatch && fmm != loaded:
+	case kind != rkBatch && fmm != loaded && c.x86Era == eraLazyMask:
 		return hWrongCPU
-	case loaded == other:
+	case kind != rkBatch && fmm != loaded:
+		return hWrongMM
+	case loaded == c.other():
 		// The batch flush on a CPU running another process: that mm's
 		// tlb_gen has not moved, so it is up to date.
 		return hOther
-	case kind != rkBatch && rlag >= lag: // f->new_tlb_gen <= local_tlb_gen
+	case lazy:
+		return hLazyLeave
+	case c.x86Early() && kind != rkBatch && rlag >= lag: // f->new_tlb_gen <= local_tlb_gen
+		return hAlready
+	case kind == rkBatch && c.genZero: // f->new_tlb_gen 0 <= local_tlb_gen
 		return hAlready
 	}
 	return -1
@@ -319,17 +343,23 @@ func (s *state) x86Handle(x *model.Exec, rnd *round) handled {
 	rnd.pend &^= 1 << uint(cpu)
 	h := handled{rnd: *rnd, cpu: cpu, loaded: s.loadedOn(cpu), lag: -1}
 	defer s.afterHandler(rnd)
+	x.Touch(c.cpuName[cpu], false)
 	if h.loaded != c.other() {
 		h.lag = int(*s.ctxAt(cpu, h.loaded)) - 1
+		h.gl = s.genNow(h.loaded)
 	}
-	h.outcome = x86Before(rnd.kind, int(rnd.mm), h.loaded, c.other(), int(rnd.lag), h.lag)
+	h.outcome = c.x86Before(rnd.kind, int(rnd.mm), h.loaded, s.isLazy(cpu), int(rnd.lag), h.lag)
 	switch h.outcome {
 	case hWrongCPU:
-		a := c.maskAddr(int(rnd.mm))
-		cur := s.mem.Peek(a)
-		x.CAS(s.mem, a, cur, cur&^(1<<uint(cpu)))
+		s.clearBit(x, int(rnd.mm), cpu)
 		return h
-	case hOther, hAlready:
+	case hLazyLeave:
+		s.leaveLazy(x, cpu, h.loaded)
+		return h
+	case hWrongMM, hOther, hAlready:
+		if h.outcome == hAlready && rnd.kind == rkBatch && s.note.kind == noteNone && s.cachedMM(cpu, h.loaded) {
+			s.note = note{kind: noteGenZero, cpu: uint8(cpu)}
+		}
 		return h
 	}
 	h.g = int(x.Load(s.mem, c.genAddr(h.loaded)))
@@ -342,6 +372,26 @@ func (s *state) x86Handle(x *model.Exec, rnd *round) handled {
 	}
 	*s.ctxAt(cpu, h.loaded) = 1
 	return h
+}
+
+// clearBit is cpumask_clear_cpu(cpu, mm_cpumask(mm)).
+func (s *state) clearBit(x *model.Exec, mm, cpu int) {
+	a := s.c.maskAddr(mm)
+	cur := s.mem.Peek(a)
+	x.CAS(s.mem, a, cur, cur&^(1<<uint(cpu)))
+}
+
+// leaveLazy is flush_tlb_func on a lazy CPU: switch_mm_irqs_off(NULL,
+// &init_mm), which before v6.14 clears the CPU's bit of the mm it left.
+// init_mm has no user translation: the model lets "another process's mm"
+// stand for it.
+func (s *state) leaveLazy(x *model.Exec, cpu, mm int) {
+	c := s.c
+	s.loaded[s.slot(cpu)] = uint8(c.other())
+	x.Touch(c.cpuName[cpu], true)
+	if c.x86Clears() {
+		s.clearBit(x, mm, cpu)
+	}
 }
 
 // afterHandler ends a round once its last handler has run: the round is
@@ -357,10 +407,14 @@ func (s *state) afterHandler(rnd *round) {
 	}
 }
 
-// describeHandled says what a flush_tlb_func did; g is the mm's tlb_gen
-// after the step.
+// describeHandled says what a flush_tlb_func did; g is the round's mm's
+// tlb_gen after the step.
 func (c *config) describeHandled(h handled, g int) string {
-	return c.describeHandler(h.cpu, h.outcome, h.loaded, int(h.rnd.mm), int(h.rnd.va), g-int(h.rnd.lag), g-h.lag, h.g)
+	newGen := g - int(h.rnd.lag)
+	if h.rnd.kind == rkBatch {
+		newGen = 0 // TLB_GENERATION_INVALID
+	}
+	return c.describeHandler(h.cpu, h.outcome, h.loaded, int(h.rnd.mm), int(h.rnd.va), newGen, h.gl-h.lag, h.g)
 }
 
 // describeHandler says what a flush_tlb_func on cpu did: outcome, with the
@@ -371,9 +425,20 @@ func (c *config) describeHandler(cpu, outcome, loaded, fmm, va, newGen, local, g
 	switch outcome {
 	case hWrongCPU:
 		return fmt.Sprintf("%s runs %s, not %s: cpumask_clear_cpu(%d, mm_cpumask), no flush", name, c.mmLabel(loaded), c.mmLabel(fmm), cpu)
+	case hWrongMM:
+		return fmt.Sprintf("%s runs %s, not %s (it left and cleared its bit): nothing to do", name, c.mmLabel(loaded), c.mmLabel(fmm))
 	case hOther:
 		return fmt.Sprintf("%s runs another process, whose tlb_gen is up to date", name)
+	case hLazyLeave:
+		what := "bit kept"
+		if c.x86Era != eraLazyMask {
+			what = fmt.Sprintf("cpumask_clear_cpu(%d, mm_cpumask(%s))", cpu, c.mmLabel(loaded))
+		}
+		return fmt.Sprintf("%s is lazy (a kernel thread keeps %s loaded): switch_mm_irqs_off(NULL, &init_mm), %s", name, c.mmLabel(loaded), what)
 	case hAlready:
+		if newGen == 0 {
+			return name + ": f->new_tlb_gen 0 (TLB_GENERATION_INVALID) <= local tlb_gen, nothing to do"
+		}
 		return fmt.Sprintf("%s: f->new_tlb_gen %d <= local tlb_gen %d, nothing to do", name, newGen, local)
 	case hUpToDate:
 		return fmt.Sprintf("%s: local tlb_gen %d == mm tlb_gen, nothing to do", name, g)
@@ -392,11 +457,15 @@ func roundName(kind uint8) string {
 
 // Outcomes of switch_mm.
 const (
-	swSet      = iota // riscv: cpumask_set_cpu, ASID kept
-	swARM64           // arm64: ASID kept
-	swX86New          // x86: new ASID, flushed
-	swX86Stale        // x86: ASID behind tlb_gen: flushed
-	swX86Fresh        // x86: ASID up to date
+	swSet        = iota // riscv: cpumask_set_cpu, ASID kept
+	swARM64             // arm64: ASID kept
+	swX86New            // x86: new ASID, flushed
+	swX86Stale          // x86: ASID behind tlb_gen: flushed
+	swX86Fresh          // x86: ASID up to date
+	swX86Reused         // x86 mutation: ASID found, used without comparing tlb_gen
+	swLazyStale         // x86, back from lazy: tlb_gen moved: flushed
+	swLazyFresh         // x86, back from lazy: up to date
+	swLazyReused        // x86 mutation, back from lazy: tlb_gen not compared
 )
 
 // switched is what a switch_mm into a user mm did, for its label.
@@ -417,12 +486,13 @@ func (s *state) switchIn(x *model.Exec, cpu, mm int) switched {
 	bit := uint8(1) << uint(cpu)
 	a := c.maskAddr(mm)
 	s.loaded[s.slot(cpu)] = uint8(mm)
+	x.Touch(c.cpuName[cpu], true)
 	switch c.arch {
 	case archX86:
-		// "Start receiving IPIs and then read tlb_gen": set the bit if
-		// not set, then choose_new_asid.
+		// "Start receiving IPIs and then read tlb_gen": set the bit (since
+		// v6.14 only if not set), then choose_new_asid.
 		var sw switched
-		if uint8(s.mem.Peek(a))&bit == 0 {
+		if c.x86Clears() || uint8(s.mem.Peek(a))&bit == 0 {
 			x.FetchOr(s.mem, a, uint64(bit))
 			sw.set = true
 		}
@@ -431,6 +501,10 @@ func (s *state) switchIn(x *model.Exec, cpu, mm int) switched {
 		switch {
 		case *ctx == 0:
 			sw.outcome = swX86New
+		case *ctx > 1 && c.noCatchUp:
+			sw.outcome = swX86Reused
+			s.noteNoCatchUp(cpu, mm)
+			return sw // need_flush false: ctxs[asid].tlb_gen is not written
 		case *ctx > 1:
 			sw.outcome = swX86Stale
 		default:
@@ -449,12 +523,50 @@ func (s *state) switchIn(x *model.Exec, cpu, mm int) switched {
 	return switched{outcome: swSet}
 }
 
+// switchBack is x86's switch_mm(mm → mm) on a CPU that a kernel thread
+// kept in lazy TLB mode with mm loaded (real_prev == next, was_lazy): the
+// bit is still set; smp_mb(), read tlb_gen and, if it moved, flush the
+// ASID.
+func (s *state) switchBack(x *model.Exec, cpu, mm int) switched {
+	c := s.c
+	s.loaded[s.slot(cpu)] = uint8(mm)
+	x.Touch(c.cpuName[cpu], true)
+	sw := switched{g: int(x.Load(s.mem, c.genAddr(mm)))}
+	ctx := s.ctxAt(cpu, mm)
+	switch {
+	case *ctx <= 1:
+		sw.outcome = swLazyFresh
+	case c.noCatchUp:
+		sw.outcome = swLazyReused
+		s.noteNoCatchUp(cpu, mm)
+	default:
+		sw.outcome = swLazyStale
+		s.dropMM(x, cpu, mm)
+		*ctx = 1
+	}
+	return sw
+}
+
+// noteNoCatchUp records the mutation's loss: a CPU runs mm again on an
+// ASID behind its tlb_gen without flushing it.
+func (s *state) noteNoCatchUp(cpu, mm int) {
+	if s.note.kind == noteNone && s.cachedMM(cpu, mm) {
+		s.note = note{kind: noteNoCatchUp, cpu: uint8(cpu), op: uint8(mm)}
+	}
+}
+
 func (c *config) describeSwitchIn(cpu int, sw switched) string {
 	switch sw.outcome {
 	case swSet:
 		return fmt.Sprintf("cpumask_set_cpu(%d, mm_cpumask); set_mm_asid: ASID kept, no flush", cpu)
 	case swARM64:
 		return "ASID kept, no flush"
+	case swLazyStale:
+		return fmt.Sprintf("was_lazy: tlb_gen %d moved while lazy: flush the ASID", sw.g)
+	case swLazyFresh:
+		return fmt.Sprintf("was_lazy: tlb_gen %d, the ASID is up to date", sw.g)
+	case swLazyReused:
+		return fmt.Sprintf("was_lazy: tlb_gen %d not compared (mutation), no flush", sw.g)
 	}
 	what := "bit already set"
 	if sw.set {
@@ -465,6 +577,8 @@ func (c *config) describeSwitchIn(cpu int, sw switched) string {
 		return fmt.Sprintf("%s; choose_new_asid: new ASID, flushed (tlb_gen %d)", what, sw.g)
 	case swX86Stale:
 		return fmt.Sprintf("%s; choose_new_asid: ASID behind tlb_gen %d: flush", what, sw.g)
+	case swX86Reused:
+		return fmt.Sprintf("%s; choose_new_asid: ASID found, used without comparing its tlb_gen with %d (mutation)", what, sw.g)
 	}
 	return fmt.Sprintf("%s; choose_new_asid: ASID up to date (tlb_gen %d)", what, sw.g)
 }
@@ -473,19 +587,29 @@ func (c *config) describeSwitchIn(cpu int, sw switched) string {
 func (s *state) switchOut(x *model.Exec, cpu, mm int) {
 	c := s.c
 	s.loaded[s.slot(cpu)] = uint8(c.other())
-	if c.arch == archRISCV && c.asidClear {
-		bit := uint64(1) << uint(cpu)
-		a := c.maskAddr(mm)
-		cur := s.mem.Peek(a)
-		x.CAS(s.mem, a, cur, cur&^bit)
+	x.Touch(c.cpuName[cpu], true)
+	switch {
+	case c.arch == archRISCV && c.asidClear:
+		s.clearBit(x, mm, cpu)
 		if s.note.kind == noteNone && s.cachedMM(cpu, mm) {
 			s.note = note{kind: noteMaskCleared, cpu: uint8(cpu), op: uint8(mm)}
 		}
+	case c.x86Clears():
+		s.clearBit(x, mm, cpu)
 	}
+}
+
+// enterLazy is a kernel thread taking user CPU cpu, which runs mm:
+// enter_lazy_tlb keeps mm loaded and its bit set (x86, v4.20 on).
+func (s *state) enterLazy(x *model.Exec, cpu, mm int) {
+	s.loaded[s.slot(cpu)] = uint8(mm) | lazyTLB
+	x.Touch(s.c.cpuName[cpu], true)
 }
 
 func (c *config) describeSwitchOut(cpu int) string {
 	switch {
+	case c.x86Clears():
+		return fmt.Sprintf("cpumask_clear_cpu(%d, mm_cpumask(prev)), ASID kept", cpu)
 	case c.arch == archX86:
 		return "mm_cpumask bit kept (a later flush clears it)"
 	case c.arch == archARM64:
@@ -521,15 +645,16 @@ func (s *state) stale(cpu, va int) bool {
 }
 
 // live reports whether cpu could use its entry for va without a flush
-// first: on x86 a CPU that does not run the mm and is behind its tlb_gen
-// flushes the ASID before it runs the mm again.
+// first: on x86 a CPU that does not run the mm (or keeps it lazily) and is
+// behind its tlb_gen flushes the ASID before it runs the mm again (but
+// for the no-catch-up mutation).
 func (s *state) live(cpu, va int) bool {
 	if s.entry(cpu, va) == 0 {
 		return false
 	}
 	c := s.c
 	mm := c.mmOf[va]
-	if c.arch != archX86 || s.loadedOn(cpu) == mm {
+	if c.arch != archX86 || s.loadedOn(cpu) == mm && !s.isLazy(cpu) || c.noCatchUp {
 		return true
 	}
 	return *s.ctxAt(cpu, mm) == 1

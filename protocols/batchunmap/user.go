@@ -12,11 +12,14 @@ const offCPU = 0xff
 // stepUser runs one step of user task u. On its CPU it draws an access
 // (alternative a < 2*len(addrs): va userAddrs[u][a/2], a read if a is even,
 // a write of u+1 if odd) or, for user0 while migrations are left, being
-// scheduled out (the last alternative): its CPU switches to another
-// process. Off CPU, it draws the CPU that schedules it in (among those
-// running another process, its old one included), which switches to its
-// mm. Only user0 migrates, so the CPUs it can draw change only by its own
-// steps; the other tasks stay on their CPUs.
+// scheduled out (alternative 2*len(addrs)): its CPU switches to another
+// process, or (x86 from v4.20, the last alternative) runs a kernel thread
+// in lazy TLB mode. Off CPU, it draws the CPU that schedules it in (among
+// those running another process, its old one included, and a lazy one,
+// which keeps its mm loaded), which switches to its mm. Only user0
+// migrates, so the CPUs it can draw change only by its own steps (and by
+// a flush IPI that makes a lazy CPU switch to init_mm); the other tasks
+// stay on their CPUs.
 //
 // A TLB miss walks the page table and fills the entry in the same step as
 // the access it serves: a fill never observed by an access is harmless,
@@ -36,44 +39,75 @@ func (s *state) stepUser(x *model.Exec, u int) {
 	alts := n
 	if u == 0 && int(s.migrated) < c.migrations {
 		alts++
+		if c.x86Lazy() {
+			alts++
+		}
 	}
 	alt := x.Choose(alts)
-	if alt == n {
-		s.scheduleOut(x, u)
+	if alt >= n {
+		s.scheduleOut(x, u, alt > n)
 		return
 	}
 	s.access(x, u, c.userAddrs[u][alt/2], alt%2 == 1)
 }
 
 // scheduleOut is schedule() on user task u's CPU switching to another
-// process: switch_mm(mm → another process's mm).
-func (s *state) scheduleOut(x *model.Exec, u int) {
+// process, switch_mm(mm → another process's mm), or, if kthread, to a
+// kernel thread: enter_lazy_tlb.
+func (s *state) scheduleOut(x *model.Exec, u int, kthread bool) {
 	c := s.c
 	cpu := int(s.task[u])
 	mm := u % c.mms
 	s.migrated++
 	s.task[u] = offCPU
+	if kthread {
+		s.enterLazy(x, cpu, mm)
+		if x.Labelling() {
+			x.Label(c.describeLazy(u, cpu, mm))
+		}
+		return
+	}
 	s.switchOut(x, cpu, mm)
 	if x.Labelling() {
 		x.Labelf("schedule: %s leaves %s, which switches to another process: switch_mm(%s → other): %s", c.userName[u], c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchOut(cpu))
 	}
 }
 
+func (c *config) describeLazy(u, cpu, mm int) string {
+	return fmt.Sprintf("schedule: %s leaves %s, which runs a kernel thread: enter_lazy_tlb: is_lazy, %s stays loaded and in mm_cpumask", c.userName[u], c.cpuName[cpu], c.mmLabel(mm))
+}
+
 // scheduleIn is schedule() on a CPU running another process switching to
-// user task u: switch_mm(another process's mm → mm).
+// user task u, switch_mm(another process's mm → mm), or on a CPU keeping
+// u's mm lazily, switch_mm(mm → mm).
 func (s *state) scheduleIn(x *model.Exec, u int) {
 	c := s.c
+	mm := u % c.mms
+	// The CPUs no user task runs on: each runs another process or keeps
+	// u's mm lazily. Which of the two is read in the step, after the
+	// choice, since a flush IPI may move a lazy CPU to init_mm meanwhile.
 	var free [maxCPUs]int
 	n := 0
 	for i := 0; i < c.userCPUs; i++ {
-		if int(s.loaded[i]) == c.other() {
-			free[n] = c.userCPU0 + i
+		cpu := c.userCPU0 + i
+		busy := false
+		for v := 0; v < c.users; v++ {
+			busy = busy || int(s.task[v]) == cpu
+		}
+		if !busy {
+			free[n] = cpu
 			n++
 		}
 	}
 	cpu := free[x.Choose(n)]
-	mm := u % c.mms
 	s.task[u] = uint8(cpu)
+	if s.isLazy(cpu) {
+		sw := s.switchBack(x, cpu, mm)
+		if x.Labelling() {
+			x.Labelf("schedule: %s runs on %s: switch_mm(%s → %s), %s", c.userName[u], c.cpuName[cpu], c.mmLabel(mm), c.mmLabel(mm), c.describeSwitchIn(cpu, sw))
+		}
+		return
+	}
 	sw := s.switchIn(x, cpu, mm)
 	if x.Labelling() {
 		x.Labelf("schedule: %s runs on %s: switch_mm(other → %s): %s", c.userName[u], c.cpuName[cpu], c.mmLabel(mm), c.describeSwitchIn(cpu, sw))

@@ -73,16 +73,23 @@ func TestDefaultVerdicts(t *testing.T) {
 		{MadviseRetake, SyscallPostcondition, 0, 21},
 		{ARM64, model.ExpectOK, 203427, 0},
 		{ARM64DSBOnly, SyscallPostcondition, 0, 14},
+		{X86NoCatchUp, SyscallPostcondition, 0, 9},
+		{X86GenZero, NoLostWrite, 0, 12},
 	})
 }
 
-// x86 at the default size: 3 million states, apart so that -run can skip
-// it.
+// x86 at the default size, each era: 2 to 4.5 million states, apart so
+// that -run can skip them.
 func TestDefaultVerdictX86(t *testing.T) {
 	if testing.Short() {
-		t.Skip("3 million states")
+		t.Skip("13 million states")
 	}
-	checkVerdicts(t, nil, []verdict{{X86, model.ExpectOK, 2953638, 0}})
+	checkVerdicts(t, nil, []verdict{
+		{X86, model.ExpectOK, 4452166, 0},
+		{X86V414, model.ExpectOK, 2116845, 0},
+		{X86V420, model.ExpectOK, 3422811, 0},
+		{X86V60, model.ExpectOK, 3426164, 0},
+	})
 }
 
 // With bookkeeping=1 the checker fails where the bookkeeping is lost,
@@ -104,6 +111,8 @@ func TestBookkeepingVerdicts(t *testing.T) {
 		{MadviseRetake, SyscallPostcondition, 0, 21}, // the counter was right; the drain was not called
 		{ARM64, model.ExpectOK, 203427, 0},
 		{ARM64DSBOnly, CounterSound, 0, 11},
+		{X86NoCatchUp, CounterSound, 0, 7},
+		{X86GenZero, FlushBeforeFree, 0, 11},
 	})
 }
 
