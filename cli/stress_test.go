@@ -91,6 +91,10 @@ var stressShows = map[string]stressShow{
 	"batchunmap/no-overflow-reset": {notShown: true, reason: notFound(15, 25782)},
 	"batchunmap/no-flush-dirty":    {notShown: true, reason: notFound(9, 3660)},
 	"batchunmap/madvise-retake":    {notShown: true, reason: notFound(21, 80652)},
+	"batchunmap/x86-no-catch-up": {args: ctlArgs("pct", "--seed", "1", "--runs", "1500"), also: []string{"no-use-after-free"},
+		reason: "the CPU that came back on its stale ASID reads the page reclaim freed before any syscall's postcondition is checked"},
+	"batchunmap/x86-gen-zero": {args: ctlArgs("pct", "--seed", "1", "--depth", "5", "--runs", "200"), also: []string{"no-use-after-free"},
+		reason: "the batch flush that flushed nothing is try_to_unmap_flush before the free, not try_to_unmap_flush_dirty before pageout, in that run"},
 }
 
 // notFound is the reason of a variant that the controlled strategies did
