@@ -62,6 +62,7 @@ func TestBFSDefault(t *testing.T) {
 		"never-flush":    {steps: 9, words: []string{"vCPU B of VM1", "that vCPU A of the same VM installed"}},
 		"preempt-window": {steps: 14, words: []string{"vCPU A of VM1", "on CPU0", "that vCPU B of the same VM installed"}},
 		"ignore-request": {steps: 7, words: []string{"vCPU A of VM1 runs guest code on CPU0", "freed"}},
+		"e6500-one-lpid": {steps: 8, words: []string{"vCPU B of VM1 (LPID 1) on CPU1", "that vCPU A of the same VM installed", "pollution"}},
 	}
 	if len(want) != len(Protocol.Variants) {
 		t.Fatalf("test covers %d variants, protocol has %d", len(want), len(Protocol.Variants))

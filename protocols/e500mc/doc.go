@@ -54,7 +54,41 @@
 // decision on the CPU it resumes on (C-bug-d; mainline is safe
 // because the load runs with preemption disabled), and ignore-request,
 // where the run loop ignores KVM_REQ_TLB_FLUSH (the request half of the
-// host's flush). e6500-shared-lpid is not modelled.
+// host's flush), and e6500-one-lpid, two threads of an e6500 core
+// sharing its TLB with one LPID per VM (C-bug-e; threads=2).
+//
+// # e6500 threads and the guest's tlbivax
+//
+// threads=2 makes CPUs 2i and 2i+1 the two hardware threads of core i,
+// which share the core's TLB. Mainline gives a VM two LPIDs on such cores
+// (32f35b8 e500mc.c: kvmppc_e500mc_init exposes KVMPPC_NR_LPIDS /
+// threads_per_core LPIDs "to workarround the lack of tlb write conditional
+// instruction", kvmppc_core_init_vm_e500mc shifts the allocated LPID left
+// by one, "vm1 will use lpids 2 and 3"), and every tag, search and
+// invalidation uses get_lpid(vcpu) = get_thread_specific_lpid(kvm->arch.lpid)
+// = lpid | (smp_processor_id() & 1) (e500.h, "should be called with
+// preemption disabled"): SPRN_LPID at load, last_vcpu_of_lpid's index,
+// MAS5 in kvmppc_e500_tlbil_all/_one, MAS8 in __write_host_tlbe (e500_mmu_host.c,
+// under write_stlbe's preempt_disable). So an entry tagged 2l | t is
+// written, hit and invalidated by thread t of that core only, and the
+// shared TLB is two private ones: with threads=2 (the core's TLB indexed
+// by tag, tlbAt) per-lpid and per-cpu explore exactly the states and
+// transitions they have with one thread per core, and every buggy variant
+// keeps its shortest counterexample. e6500-one-lpid drops the thread bit: both
+// threads tag a VM's entries l in the one TLB, and a vCPU on one thread
+// hits what its sibling thread's vCPU of the same VM installed; no
+// load-time check can see it, because the two vCPUs run at once.
+//
+// tlbivax=1 lets guests execute tlbivax. It never reaches the hardware:
+// kvmppc_core_vcpu_setup sets EPCR[DGTMI], so guest TLB management
+// instructions trap, and kvmppc_e500_emul_tlbivax (e500_mmu.c) invalidates
+// the matching entry of the executing vCPU's own gtlb (all of them for
+// IA=1), then kvmppc_core_flush_tlb: tlbilxlpid of get_lpid(vcpu) on the
+// current CPU and clear_tlb_privs. Whatever the architecture broadcasts,
+// no other vCPU's gtlb and no other CPU's TLB is touched. Its effect is
+// tlbilx's on the gtlb and KVM_REQ_TLB_FLUSH's on this CPU's TLB and the
+// ref, both already modelled; the explorer agrees: it adds transitions
+// and no state (e6500_test.go), and every verdict is the one without it.
 //
 // Known variants and bugs, by id (the Sources and tests use them): C-v0,
 // never flush (the strawman): never-flush; C-bug-a, the oldpir term
@@ -110,4 +144,10 @@
 //     (kvm_mmu_notifier_invalidate_range_start/_end,
 //     kvm_flush_remote_tlbs, kvm_make_vcpus_request_mask), include/linux/
 //     kvm_host.h (KVM_REQ_TLB_FLUSH carries KVM_REQUEST_WAIT).
+//   - e6500 and tlbivax: torvalds/linux 32f35b8 e500mc.c
+//     (kvmppc_core_init_vm_e500mc, kvmppc_e500mc_init, the EPCR[DGTMI] of
+//     kvmppc_core_vcpu_setup), 03b755b2 e500_mmu_host.c (__write_host_tlbe,
+//     kvmppc_core_flush_tlb), ecd740c6 e500_mmu.c (kvmppc_e500_emul_tlbivax);
+//     e500.h's get_thread_specific_lpid and get_lpid read in a copy of the
+//     mainline file (the stored torvalds e500.h predates them).
 package e500mc

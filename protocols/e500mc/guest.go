@@ -47,7 +47,7 @@ func (m *machine) guestAccess(s *state, c int, x *model.Exec) {
 	if e := *m.tlbAt(s, c, l); e.valid() {
 		p.step++
 		if x.Labelling() {
-			x.Labelf("guest load EA 0: %s on CPU%d hits the TLB (LPID %d) -> page %d", who, c, l, e.rpn)
+			x.Labelf("guest load EA 0: %s on CPU%d hits the TLB (LPID %d) -> page %d", who, c, m.hwLPID(c, l), e.rpn)
 		}
 		if x.Recording() {
 			x.Call(client, op{VCPU: vc.id, Kind: opTranslate})
@@ -71,7 +71,7 @@ func (m *machine) guestAccess(s *state, c int, x *model.Exec) {
 	vc.pc = pcMap
 	x.Count(metricRefills, 1)
 	if x.Labelling() {
-		x.Labelf("guest load EA 0: %s on CPU%d misses the TLB (LPID %d); DTLB miss exit, its gtlb maps EA 0 to page %d: kvmppc_mmu_map next", who, c, l, g)
+		x.Labelf("guest load EA 0: %s on CPU%d misses the TLB (LPID %d); DTLB miss exit, its gtlb maps EA 0 to page %d: kvmppc_mmu_map next", who, c, m.hwLPID(c, l), g)
 	}
 }
 
@@ -180,6 +180,41 @@ func (m *machine) guestTLBILX(s *state, c int, x *model.Exec) {
 		if !inval {
 			where = "no valid ref: nothing invalidated on the host"
 		}
-		x.Labelf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb; inval_gtlbe_on_host: %s (LPID %d)", vcpuName(vc.id), old, where, l)
+		x.Labelf("kvmppc_e500_emul_tlbilx: vCPU %s invalidates EA 0 (page %d) in its gtlb; inval_gtlbe_on_host: %s (LPID %d)", vcpuName(vc.id), old, where, m.hwLPID(c, l))
+	}
+}
+
+// guestTLBIVAX is kvmppc_e500_emul_tlbivax for EA 0 (arch/powerpc/kvm/
+// e500_mmu.c): the guest's tlbivax, which the hardware would broadcast to
+// every core, traps (kvmppc_core_vcpu_setup sets EPCR[DGTMI]) and is
+// emulated on this vCPU alone: the matching entry of its own gtlb is
+// invalidated (kvmppc_e500_gtlbe_invalidate, with no inval_gtlbe_on_host),
+// then kvmppc_core_flush_tlb runs kvmppc_e500_tlbil_all (tlbilxlpid of
+// get_lpid(vcpu), this CPU only) and clear_tlb_privs (the ref loses
+// E500_TLB_VALID). No other vCPU's gtlb and no other CPU's TLB is touched;
+// the guest resumes through kvmppc_prepare_to_enter. Like tlbilx, one
+// step: what it touches is v's gtlb and gtlb_priv and this core's TLB.
+func (m *machine) guestTLBIVAX(s *state, c int, x *model.Exec) {
+	p := &s.cpus[c]
+	v := int(p.run)
+	vc := &s.vcpus[v]
+	l := int(p.lpidr)
+	m.seq(s)
+	old := x.Load(s.mem, m.gtlb[v])
+	x.Store(s.mem, m.gtlb[v], 0)
+	x.Touch(m.tlbName[c], true)
+	*m.tlbAt(s, c, l) = entry{}
+	x.Store(s.mem, m.ref[v], 0)
+	vc.pc = pcHost
+	if x.Recording() {
+		x.Call(int(vc.id), op{VCPU: vc.id, Kind: opInvalidate})
+		x.Return(int(vc.id), result{})
+	}
+	if x.Labelling() {
+		what := "no gtlb entry for EA 0"
+		if old != 0 {
+			what = fmt.Sprintf("invalidates EA 0 (page %d) in its gtlb", old)
+		}
+		x.Labelf("kvmppc_e500_emul_tlbivax: vCPU %s %s; kvmppc_core_flush_tlb: tlbilxlpid %d on CPU%d only, clear_tlb_privs", vcpuName(vc.id), what, m.hwLPID(c, l), c)
 	}
 }

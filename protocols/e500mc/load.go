@@ -34,7 +34,7 @@ func (m *machine) load(s *state, c, v int, x *model.Exec) {
 		}
 		m.flush(s, c, v, l, x)
 		if x.Labelling() {
-			x.Labelf("%s resumes after preemption, tlbilxlpid %d (decided before it was preempted)", fn, l)
+			x.Labelf("%s resumes after preemption, tlbilxlpid %d (decided before it was preempted)", fn, m.hwLPID(c, l))
 		}
 		return
 	}
@@ -67,7 +67,7 @@ func (m *machine) load(s *state, c, v int, x *model.Exec) {
 	}
 	m.flush(s, c, v, l, x)
 	if x.Labelling() {
-		x.Labelf("%s, tlbilxlpid %d (%s)", fn, l, why)
+		x.Labelf("%s, tlbilxlpid %d (%s)", fn, m.hwLPID(c, l), why)
 	}
 }
 

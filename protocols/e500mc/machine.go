@@ -14,11 +14,12 @@ const (
 // Alternatives of a CPU thread that has a vCPU loaded. Alternative 0 keeps
 // the guest running (schedtest's "keep running the current thread").
 const (
-	altAccess = iota // guest load through the core's TLB
-	altTLBWE         // guest tlbwe, emulated
-	altTLBILX        // guest tlbilx, emulated
-	altPut           // host scheduler puts the vCPU (from guest mode: after an exit)
-	altHost          // the vCPU's next host-side step (see hostStep)
+	altAccess  = iota // guest load through the core's TLB
+	altTLBWE          // guest tlbwe, emulated
+	altTLBILX         // guest tlbilx, emulated
+	altPut            // host scheduler puts the vCPU (from guest mode: after an exit)
+	altHost           // the vCPU's next host-side step (see hostStep)
+	altTLBIVAX        // guest tlbivax, emulated (parameter tlbivax)
 )
 
 // bootPage is the guest page EA 0 maps to in every vCPU's guest TLB at
@@ -82,6 +83,10 @@ func build(c config) *machine {
 			m.lastOnCPU[cpu] = add(fmt.Sprintf("CPU%d.last_vcpu_on_cpu", cpu))
 		}
 		m.tlbName[cpu] = fmt.Sprintf("CPU%d.tlb", cpu)
+		if c.threads == 2 {
+			// The two threads of a core share its TLB: one object.
+			m.tlbName[cpu] = fmt.Sprintf("core%d.tlb", cpu/2)
+		}
 	}
 	for v := 0; v < m.nslots; v++ {
 		m.oldpir[v] = add(fmt.Sprintf("slot%d.arch.oldpir", v))
@@ -214,6 +219,11 @@ func (m *machine) vcpuChoices(s *state, c int) uint64 {
 			if s.mem.Peek(m.gtlb[v]) != 0 {
 				set |= 1 << altTLBILX
 			}
+			// kvmppc_e500_emul_tlbivax flushes this CPU's LPID whether or
+			// not the gtlb maps EA 0: always offered.
+			if m.cfg.tlbivax {
+				set |= 1 << altTLBIVAX
+			}
 		}
 	}
 	return set
@@ -228,6 +238,8 @@ func (m *machine) vcpuStep(s *state, c, alt int, x *model.Exec) {
 		m.guestTLBWE(s, c, x)
 	case altTLBILX:
 		m.guestTLBILX(s, c, x)
+	case altTLBIVAX:
+		m.guestTLBIVAX(s, c, x)
 	case altPut:
 		m.put(s, c, x)
 	case altHost:

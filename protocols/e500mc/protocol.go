@@ -77,6 +77,11 @@ type variant struct {
 	// ignoreRequest: kvmppc_core_check_requests without its
 	// KVM_REQ_TLB_FLUSH case, so the host's flush reaches no CPU.
 	ignoreRequest bool
+	// oneLPID: on a two-thread core (threads=2), both threads tag a VM's
+	// entries with its one LPID in the core's shared TLB (no
+	// get_thread_specific_lpid, no lpid <<= 1 in
+	// kvmppc_core_init_vm_e500mc).
+	oneLPID bool
 }
 
 // invalidPIR is the value kvmppc_core_vcpu_create_e500mc gives oldpir.
@@ -91,6 +96,7 @@ var variants = map[string]variant{
 	"never-flush":    {cond: condNever, oldpirInit: invalidPIR},
 	"preempt-window": {cond: condPerLPID, oldpirInit: invalidPIR, preemptible: true},
 	"ignore-request": {cond: condPerLPID, oldpirInit: invalidPIR, ignoreRequest: true},
+	"e6500-one-lpid": {cond: condPerLPID, oldpirInit: invalidPIR, oneLPID: true},
 }
 
 const src = "seed 002 ([PATCH v3] KVM: PPC: e500mc: Enhance tlb invalidation condition on vcpu schedule, 2014); arch/powerpc/kvm/e500mc.c, e500_mmu_host.c; virt/kvm/kvm_main.c"
@@ -136,6 +142,10 @@ var Protocol = &model.Protocol{
 		{Name: "ignore-request", Expect: HostMemorySafety,
 			Description: "merged load condition, but kvmppc_core_check_requests ignores KVM_REQ_TLB_FLUSH: the host frees pages the running vCPU's TLB still maps",
 			Source:      "hypothetical mutation of arch/powerpc/kvm/booke.c kvmppc_core_check_requests (the request half of the host's flush)"},
+		{Name: "e6500-one-lpid", Expect: NoPollution,
+			Description: "merged load condition on e6500 (two threads sharing a core's TLB) with one LPID per VM: a vCPU on one thread hits the entry a vCPU of the same VM installed on the other",
+			Source:      "hypothetical (C-bug-e); mainline gives a VM two LPIDs on two-thread cores (torvalds/linux 32f35b8 arch/powerpc/kvm/e500mc.c kvmppc_core_init_vm_e500mc, kvmppc_e500mc_init; e500.h get_thread_specific_lpid)",
+			Fixed:       model.Params{"threads": 2}},
 	},
 	Params: []model.Param{
 		{Name: "scenario", Default: 0, Min: 0, Max: 1, Sentinel: true,
@@ -158,6 +168,10 @@ var Protocol = &model.Protocol{
 			Description: "guest operations (access attempts, tlbwe, tlbilx) all vCPUs together may do"},
 		{Name: "tlb-ops", Default: 1, Min: 0, Max: 1,
 			Description: "1: guests execute tlbwe and tlbilx (emulated); 0: no guest TLB instruction: every vCPU boots with EA 0 mapped in its guest TLB (set by userspace through KVM_CONFIG_TLB before the first KVM_RUN) and only loads"},
+		{Name: "threads", Default: 1, Min: 1, Max: 2,
+			Description: "hardware threads per core: 2 is e6500, where CPUs 2i and 2i+1 are the threads of core i and share its TLB, a VM gets two LPIDs (kvmppc_core_init_vm_e500mc: lpid <<= 1) and a thread tags with lpid | (smp_processor_id() & 1) (get_thread_specific_lpid); needs an even cpus"},
+		{Name: "tlbivax", Default: 0, Min: 0, Max: 1,
+			Description: "1: guests also execute tlbivax, trapped (EPCR[DGTMI]) and emulated by kvmppc_e500_emul_tlbivax: the vCPU's own gtlb entry, then kvmppc_core_flush_tlb on the current CPU only (needs tlb-ops=1)"},
 		{Name: "cycles", Default: 1, Min: 0, Max: 3,
 			Description: "VM destroy/create cycles the VMM does (each reuses the freed LPID and vCPU slots)"},
 		{Name: "unmaps", Default: 1, Min: 0, Max: 3,
@@ -184,6 +198,10 @@ var matrix = []model.Config{
 		Why: "the host's MMU-notifier flush twice (two KVM_REQ_TLB_FLUSH rounds, host pages of three generations)"},
 	{Params: model.Params{"cycles": 2}, Options: []string{"symmetry"},
 		Why: "two VM destroy/create cycles: a freed LPID and freed vCPU slots reused twice"},
+	{Params: model.Params{"threads": 2}, Options: []string{"symmetry"},
+		Why: "e6500: the two CPUs are the two threads of one core and share its TLB; with get_thread_specific_lpid each thread's entries carry a tag the other never uses, so per-lpid and per-cpu explore exactly the states and transitions they have with one thread per core, every other variant but e6500-one-lpid keeps its shortest counterexample, and e6500-one-lpid (one LPID per VM) breaks no-pollution"},
+	{Params: model.Params{"tlbivax": 1}, Options: []string{"symmetry"},
+		Why: "guests also execute tlbivax, which KVM emulates on the executing vCPU only (its gtlb, then tlbilxlpid on the current CPU): every verdict is the one without it"},
 }
 
 // claims are seed 002's performance claim and what follows from it, as
@@ -238,6 +256,8 @@ type config struct {
 	unbounded bool // unbounded-loads=1
 	ops       int
 	tlbOps    bool
+	threads   int  // hardware threads per core (parameter threads)
+	tlbivax   bool // guests execute tlbivax (parameter tlbivax)
 	cycles    int
 	unmaps    int
 }
@@ -253,6 +273,10 @@ func newMachine(name string, p model.Params) (model.Machine, error) {
 		cpus: p["cpus"], vmVCPUs: [maxVMs]int{p["vm1-vcpus"], p["vm2-vcpus"]},
 		lpids: p["lpids"], loads: p["loads"], unbounded: p["unbounded-loads"] == 1,
 		ops: p["ops"], tlbOps: p["tlb-ops"] == 1, cycles: p["cycles"], unmaps: p["unmaps"],
+		threads: p["threads"], tlbivax: p["tlbivax"] == 1,
+	}
+	if c.oneLPID && c.threads != 2 {
+		return nil, fmt.Errorf("variant %s needs threads=2", name)
 	}
 	if c.scenario == scenarioAlternating {
 		// The seed's workload fixes the shape; only rounds matters. A's
@@ -261,6 +285,16 @@ func newMachine(name string, p model.Params) (model.Machine, error) {
 		// does nothing with the TLB. There is no VMM and no host unmap.
 		c.cpus, c.vmVCPUs, c.cycles, c.unmaps = 1, [maxVMs]int{1, 1}, 0, 0
 		c.loads, c.ops, c.unbounded, c.tlbOps = 2*c.rounds, 2*c.rounds, false, true
+		c.tlbivax = false
+		if c.threads != 1 {
+			return nil, fmt.Errorf("scenario 1 runs on one CPU: threads=%d needs two", c.threads)
+		}
+	}
+	if c.threads == 2 && c.cpus%2 != 0 {
+		return nil, fmt.Errorf("threads=2 pairs the CPUs into cores: cpus=%d is odd", c.cpus)
+	}
+	if c.tlbivax && !c.tlbOps {
+		return nil, fmt.Errorf("tlbivax=1 is a guest TLB instruction: it needs tlb-ops=1")
 	}
 	if c.loads > 255 || c.ops > 255 {
 		return nil, fmt.Errorf("loads and ops must fit a byte")

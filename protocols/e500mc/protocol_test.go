@@ -26,6 +26,7 @@ func TestParamExtremes(t *testing.T) {
 	unbounded["unbounded-loads"] = 1
 	for _, v := range Protocol.Variants {
 		for _, p := range []model.Params{lo, hi} {
+			p = withFixed(v, p)
 			r := explore(t, machineFor(t, v.Name, p), explorer.Options{Strategy: explorer.Random, Seed: 5, Runs: 200})
 			if v.Expect == model.ExpectOK && r.Violation != nil {
 				t.Errorf("%s %v: %s", v.Name, p, r)
@@ -37,9 +38,25 @@ func TestParamExtremes(t *testing.T) {
 		if v.Expect != model.ExpectOK {
 			continue
 		}
-		r := explore(t, machineFor(t, v.Name, unbounded), explorer.Options{Strategy: explorer.Random, Seed: 5, Runs: 20, MaxSteps: 2000})
+		r := explore(t, machineFor(t, v.Name, withFixed(v, unbounded)), explorer.Options{Strategy: explorer.Random, Seed: 5, Runs: 20, MaxSteps: 2000})
 		if r.Violation != nil || !strings.Contains(r.Bound, "max-steps=2000") {
 			t.Errorf("%s unbounded loads: %s (%s), want 20 clean walks to the step bound", v.Name, r, r.Bound)
 		}
 	}
+}
+
+// withFixed is p with the parameters variant v is defined with, and an
+// even number of CPUs where v fixes two threads per core.
+func withFixed(v model.Variant, p model.Params) model.Params {
+	q := model.Params{}
+	for k, x := range p {
+		q[k] = x
+	}
+	for k, x := range v.Fixed {
+		q[k] = x
+	}
+	if q["threads"] == 2 && q["cpus"]%2 == 1 {
+		q["cpus"]++
+	}
+	return q
 }

@@ -77,7 +77,7 @@ func (m *machine) prepareToEnter(s *state, c int, x *model.Exec) {
 		x.Store(s.mem, m.ref[v], 0)
 		x.Count(metricRequestFlushes, 1)
 		if x.Labelling() {
-			x.Labelf("kvmppc_prepare_to_enter: %s on CPU%d, mode = IN_GUEST_MODE, smp_mb; KVM_REQ_TLB_FLUSH pending: kvmppc_core_check_requests, kvmppc_core_flush_tlb: tlbilxlpid %d on CPU%d only, clear_tlb_privs", m.who(s, v), c, l, c)
+			x.Labelf("kvmppc_prepare_to_enter: %s on CPU%d, mode = IN_GUEST_MODE, smp_mb; KVM_REQ_TLB_FLUSH pending: kvmppc_core_check_requests, kvmppc_core_flush_tlb: tlbilxlpid %d on CPU%d only, clear_tlb_privs", m.who(s, v), c, m.hwLPID(c, l), c)
 		}
 		return
 	}
@@ -87,7 +87,7 @@ func (m *machine) prepareToEnter(s *state, c int, x *model.Exec) {
 		if req != 0 {
 			what = "KVM_REQ_TLB_FLUSH pending, ignored by this variant"
 		}
-		x.Labelf("kvmppc_prepare_to_enter: %s on CPU%d, mode = IN_GUEST_MODE, smp_mb; %s: guest entry (LPID %d)", m.who(s, v), c, what, l)
+		x.Labelf("kvmppc_prepare_to_enter: %s on CPU%d, mode = IN_GUEST_MODE, smp_mb; %s: guest entry (LPID %d)", m.who(s, v), c, what, m.hwLPID(c, l))
 	}
 }
 
@@ -115,7 +115,7 @@ func (m *machine) mmuMap(s *state, c int, x *model.Exec) {
 		m.install(s, c, v, uint8(g), uint8(ref-1), x)
 		vc.pc = pcHost
 		if x.Labelling() {
-			x.Labelf("kvmppc_mmu_map: %s on CPU%d, gtlb_priv ref valid (host pages gen %d): write_stlbe EA 0 -> page %d into CPU%d's TLB (LPID %d)", m.who(s, v), c, ref-1, g, c, s.cpus[c].lpidr)
+			x.Labelf("kvmppc_mmu_map: %s on CPU%d, gtlb_priv ref valid (host pages gen %d): write_stlbe EA 0 -> page %d into CPU%d's TLB (LPID %d)", m.who(s, v), c, ref-1, g, c, m.hwLPID(c, int(s.cpus[c].lpidr)))
 		}
 		return
 	}
@@ -145,7 +145,7 @@ func (m *machine) writeStlbe(s *state, c int, x *model.Exec) {
 	m.install(s, c, v, uint8(g), uint8(ref-1), x)
 	s.vcpus[v].pc = pcHost
 	if x.Labelling() {
-		x.Labelf("write_stlbe: %s writes EA 0 -> page %d (host pages gen %d) into CPU%d's TLB (LPID %d)", m.who(s, v), g, ref-1, c, s.cpus[c].lpidr)
+		x.Labelf("write_stlbe: %s writes EA 0 -> page %d (host pages gen %d) into CPU%d's TLB (LPID %d)", m.who(s, v), g, ref-1, c, m.hwLPID(c, int(s.cpus[c].lpidr)))
 	}
 }
 

@@ -124,7 +124,8 @@ type core struct {
 	mem  model.Mem
 	cpus []cpuState // one per CPU
 	// tlb holds the hardware TLBs: CPU c's entry for LPID l (1..lpids) is
-	// tlb[c*lpids+l-1] (machine.tlbAt). LPID 0 is the host's and never
+	// tlb[c*lpids+l-1], or with two threads per core core i's entry for
+	// tag g is tlb[i*2*lpids+g-2] (machine.tlbAt). LPID 0 is the host's and never
 	// tagged on a guest entry.
 	tlb       []entry
 	vcpus     []vcpuState // one per slot
@@ -177,8 +178,33 @@ func (s *state) clone() *state {
 	return c
 }
 
-// tlbAt is CPU c's TLB entry for LPID l.
-func (m *machine) tlbAt(s *state, c, l int) *entry { return &s.tlb[c*m.cfg.lpids+l-1] }
+// tlbAt is the TLB entry CPU c hits for EA 0 under the VM whose
+// kvm->arch.lpid is l (as the allocator gave it). With one thread per core
+// it is CPU c's entry tagged l. On e6500 (threads=2) CPU c is thread c&1
+// of core c/2, whose TLB both threads share: the core's TLB holds one
+// entry per tag, and CPU c reaches the one tagged get_lpid(vcpu) on c
+// (hwLPID): 2l | (c&1) as mainline has it (tags 2 .. 2*lpids+1), or l in
+// e6500-one-lpid (tags 1 .. lpids), where both threads reach the same
+// entry.
+func (m *machine) tlbAt(s *state, c, l int) *entry {
+	if m.cfg.threads == 1 {
+		return &s.tlb[c*m.cfg.lpids+l-1]
+	}
+	first := 2 // the lowest tag: LPID 1 shifted, thread 0
+	if m.cfg.oneLPID {
+		first = 1
+	}
+	return &s.tlb[c/2*2*m.cfg.lpids+m.hwLPID(c, l)-first]
+}
+
+// hwLPID is the LPID CPU c writes to SPRN_LPID and tags its entries with
+// for the VM whose allocator LPID is l: get_lpid(vcpu) on c.
+func (m *machine) hwLPID(c, l int) int {
+	if m.cfg.threads == 2 && !m.cfg.oneLPID {
+		return 2*l | c&1
+	}
+	return l
+}
 
 func (s *state) Vars() []model.Var {
 	out := s.mem.Vars()

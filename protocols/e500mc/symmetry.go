@@ -84,6 +84,12 @@ func (m *machine) CanonicalKey(ms model.State, b []byte) []byte {
 	start := len(b)
 	fixed := m.fixedCPU()
 	perms := cpuPerms[m.cfg.cpus]
+	if m.cfg.oneLPID {
+		// The two threads of a core reach the same entries, so only
+		// renamings that keep cores together (and the threads' parity
+		// out of the tags) could be symmetries: none is used.
+		perms = perms[:1]
+	}
 	b = m.appendPermuted(b, s, &perms[0]) // the identity
 	var tmp [512]byte
 	for i := 1; i < len(perms); i++ {
@@ -113,7 +119,8 @@ func (m *machine) appendPermuted(b []byte, s *state, pi *[maxCPUs]int8) []byte {
 		c := inv[i]
 		p := &s.cpus[c]
 		b = append(b, byte(p.run), p.lpidr, p.step, s.host.ipi>>uint(c)&1)
-		for _, e := range s.tlb[c*m.cfg.lpids : (c+1)*m.cfg.lpids] {
+		for l := 1; l <= m.cfg.lpids; l++ {
+			e := m.tlbAt(s, c, l)
 			b = append(b, e.creator, e.vm, e.rpn, e.gen)
 		}
 		for l := 1; l <= m.cfg.lpids; l++ {

@@ -30,6 +30,9 @@ func TestSymmetryAgreesWithBFS(t *testing.T) {
 	}
 	for _, size := range sizes {
 		for _, v := range Protocol.Variants {
+			if v.Fixed["threads"] == 2 && size.params["cpus"]%2 == 1 {
+				continue // two threads per core need an even number of CPUs
+			}
 			name := fmt.Sprintf("%s %v", v.Name, size.params)
 			m := machineFor(t, v.Name, size.params)
 			plain := explore(t, m, explorer.Options{})
@@ -64,7 +67,9 @@ func TestSymmetryAgreesWithBFS(t *testing.T) {
 			if sym.Violation.Property != plain.Violation.Property || len(sym.Schedule) != len(plain.Schedule) {
 				t.Errorf("%s: symmetry finds %s in %d steps, plain bfs %s in %d", name, sym.Violation.Property, len(sym.Schedule), plain.Violation.Property, len(plain.Schedule))
 			}
-			if sym.Stats.States >= plain.Stats.States && v.Name != "oldpir-zero" {
+			// oldpir-zero's group fixes CPU0 and e6500-one-lpid's is the
+			// identity (symmetry.go): no reduction before the violation.
+			if sym.Stats.States >= plain.Stats.States && v.Name != "oldpir-zero" && v.Name != "e6500-one-lpid" {
 				t.Errorf("%s: symmetry explores %d states before the violation, plain bfs %d", name, sym.Stats.States, plain.Stats.States)
 			}
 			ex, err := explorer.Execute(m, sym.Schedule)
@@ -178,6 +183,9 @@ func TestSymmetryIsABisimulation(t *testing.T) {
 		{"per-cpu", model.Params{"cpus": 3, "loads": 2, "ops": 1, "cycles": 0}},
 		{"preempt-window", model.Params{"cpus": 3, "loads": 2, "ops": 1, "cycles": 0}},
 		{"oldpir-zero", model.Params{"cpus": 3, "loads": 2, "ops": 1, "unmaps": 0}},
+		// e6500: renaming CPUs across cores too (thread-specific tags).
+		{"per-lpid", model.Params{"cpus": 4, "threads": 2, "loads": 2, "ops": 1, "cycles": 0}},
+		{"per-lpid", model.Params{"tlbivax": 1, "loads": 2, "ops": 2, "cycles": 0}},
 	} {
 		m := machineFor(t, c.variant, c.params).(*machine)
 		name := fmt.Sprintf("%s %v", c.variant, c.params)

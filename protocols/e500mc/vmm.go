@@ -89,7 +89,7 @@ func (m *machine) destroyVM(s *state, k, c int, x *model.Exec) {
 	vm.live = false
 	s.vmm.phase, s.vmm.vm, s.vmm.toCreate = phaseCreateVM, uint8(k), vm.nv
 	if x.Labelling() {
-		x.Labelf("kvm_destroy_vm: %s on CPU%d frees vCPUs%s (tlbilxlpid %d on CPU%d only) and LPID %d", vmName(vm.id), c, freed, l, c, l)
+		x.Labelf("kvm_destroy_vm: %s on CPU%d frees vCPUs%s (tlbilxlpid %d on CPU%d only) and LPID %d", vmName(vm.id), c, freed, m.hwLPID(c, int(l)), c, l)
 	}
 }
 
