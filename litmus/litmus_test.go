@@ -282,7 +282,8 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPromiseFirst checks, on every test of the AArch64 catalogue, that
+// TestPromiseFirst checks, on every test of the AArch64 catalogue and the
+// kernel's two-thread tests, that
 // promising only before any thread steps (the mode check litmus uses)
 // finds the same outcomes as promising at any time (Promising-ARM as
 // defined).
@@ -290,6 +291,17 @@ func TestPromiseFirst(t *testing.T) {
 	files, err := filepath.Glob("../testdata/litmus/aarch64/*.litmus")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// And the kernel's two-thread tests (three threads with locks take
+	// minutes when promises may come at any time).
+	kernel, err := filepath.Glob("../testdata/litmus/linux/*.litmus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range kernel {
+		if test := load(t, file); len(test.Threads) <= 2 {
+			files = append(files, file)
+		}
 	}
 	for _, file := range files {
 		test := load(t, file)
