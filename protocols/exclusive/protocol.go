@@ -116,7 +116,7 @@ var Protocol = &model.Protocol{
 		{Name: "step-atomic", Default: 0, Min: 0, Max: maxVCPUs,
 			Description: "vCPUs (the last ones) whose guest executes one atomic instruction that cannot run in parallel: cpu_exec returns EXCP_ATOMIC and the thread runs it in cpu_exec_step_atomic, inside start_exclusive/end_exclusive"},
 		{Name: "pause", Default: 0, Min: 0, Max: 1,
-			Description: "1: after queuing its safe work the I/O thread stops the VM (vm_stop: runstate paused, pause_all_vcpus waits on qemu_pause_cond until every CPU has stopped) and starts it again (vm_start: resume_all_vcpus); upstream's pause_all_vcpus, so upstream's family only"},
+			Description: "1: after queuing its safe work the I/O thread stops the VM (vm_stop: pause_all_vcpus, upstream's on qemu_pause_cond until every CPU has stopped, seed 001's branch's once per CPU on cpu->cond) and starts it again (vm_start: resume_all_vcpus)"},
 		{Name: "cross-work", Default: 0, Min: 0, Max: 1,
 			Description: "1: the last vCPU, from one of its TBs, queues an async_run_on_cpu item on vcpu0 (as the flush_all_helper of tlb_flush_page_by_mmuidx_all_cpus_synced does on every other CPU), without the BQL; with halting guests (tbs >= 1) the target may be asleep on halt_cond"},
 		{Name: "memory", Default: 0, Min: 0, Max: 1,
