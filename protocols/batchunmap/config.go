@@ -136,11 +136,13 @@ type config struct {
 	x86Era       int  // x86: which arch/x86/mm/tlb.c (eraLazyMask...)
 	noCatchUp    bool // x86 mutation: switch_mm compares no tlb_gen, an ASID it finds is used as it is
 	genZero      bool // x86 aa44284960d5 before 8f1d56f64f8d: f->new_tlb_gen 0 of the batch flush compared
+	putbackEarly bool // mutation: a kept folio goes back on the LRU before try_to_unmap_flush
 
 	pages, batch, ptls, mms, users, accesses int
 	reclaimers, migrations, syscalls         int
 	width                                    uint
 	largeFolio, reuse, bookkeeping           bool
+	contend                                  bool // the reclaimers share the LRU: passes, folio locks, writeback kept
 
 	// CPUs: reclaimer k on cpuR[k]; user CPUs userCPU0.. (the users' own,
 	// then one spare to migrate to when migrations > 0).
@@ -157,7 +159,8 @@ type config struct {
 	names    []string
 
 	mmOf      [maxPages]int // the mm of va i
-	ownerOf   [maxPages]int // the reclaimer of page i
+	ownerOf   [maxPages]int // the reclaimer of page i (its first pass)
+	ownPages  [maxReclaimers]uint8
 	userAddrs [maxUsers][]int
 	sysKind   []uint8 // the kind of each syscall
 	sysAddr   []uint8 // the va of each syscall
@@ -186,6 +189,14 @@ func (c *config) maskAddr(mm int) model.Addr    { return model.Addr(c.pages + c.
 func (c *config) genAddr(mm int) model.Addr     { return model.Addr(c.pages + 2*c.mms + mm) }
 
 func (c *config) ptlOf(va int) int { return va % c.ptls }
+
+// firstPC is where a reclaimer takes up a folio of its list.
+func (c *config) firstPC() uint8 {
+	if c.contend {
+		return rTrylock
+	}
+	return rLock
+}
 
 // other is the mm index of "another process": what a user CPU runs when
 // no user task of the model does. Its translations are not tracked.
@@ -240,6 +251,7 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		reuse:      p["reuse"] == 1,
 		// bookkeeping adds invariants only, never state.
 		bookkeeping: p["bookkeeping"] == 1,
+		contend:     p["contend"] == 1,
 	}
 	c.batched, c.drain, c.counter, c.overflowSafe, c.flushDirty, c.retakeDrain = true, true, true, true, true, true
 	switch variant {
@@ -277,6 +289,8 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		c.arch, c.x86Era, c.noCatchUp = archX86, eraV414, true
 	case X86GenZero:
 		c.arch, c.x86Era, c.genZero = archX86, eraV60, true
+	case PutbackEarly:
+		c.putbackEarly = true // contend=1: Fixed
 	case ARM64:
 		c.arch = archARM64
 	case ARM64DSBOnly:
@@ -331,6 +345,7 @@ func newConfig(variant string, p model.Params) (*config, error) {
 	for va := 0; va < c.pages; va++ {
 		c.mmOf[va] = va % c.mms
 		c.ownerOf[va] = va % c.reclaimers
+		c.ownPages[va%c.reclaimers] |= 1 << uint(va)
 	}
 	for u := 0; u < c.users; u++ {
 		for va := 0; va < c.pages; va++ {

@@ -13,7 +13,10 @@
 //
 // The model: one or two reclaimers (kswapd on CPU0, a second on CPU2),
 // each with its own batch, reclaim disjoint pages (page i is mapped at va
-// i of mm i%mms, under PTL i%ptls, reclaimed by reclaimer i%reclaimers); a
+// i of mm i%mms, under PTL i%ptls, reclaimed by reclaimer i%reclaimers),
+// or with contend=1 start with those and contend for the folios they keep
+// under writeback and put back on the LRU (folio_trylock, the keep path,
+// move_folios_to_lru after the flush, a second pass of isolate_lru_folios); a
 // syscall thread of mm0 on CPU1 runs a program of mprotect(PROT_READ),
 // madvise(MADV_FREE) (dropping and re-taking the PTL to split a large
 // folio), munmap and madvise(MADV_DONTNEED), each flushing through its
@@ -92,9 +95,11 @@
 //     does not complete another CPU's TLBIs (43b3dfdd0455, fixed by
 //     4b634918384c): arm64-dsb-only.
 //   - D-bug6b: arm64 again: must try_to_unmap_flush complete the TLBIs
-//     another reclaimer issued (the question dbug6b_test.go settles), and
-//     a reclaimer migrating between arch_tlbbatch_add_pending and
-//     arch_tlbbatch_flush, which relies on __switch_to's dsb(ish).
+//     another reclaimer issued (the question dbug6b_test.go settles, on
+//     every architecture, with reclaimers contending for folios:
+//     contend=1, and the putback-before-flush mutation), and a reclaimer
+//     migrating between arch_tlbbatch_add_pending and arch_tlbbatch_flush,
+//     which relies on __switch_to's dsb(ish).
 //   - D-bug8: riscv with ASIDs, switch_mm clears the old CPU's mm_cpumask
 //     bit without a flush (65d4b9c53017, fixed by 82dd33fde026; Guo Ren's
 //     schedule is a stale read after a COW flush sent to the mask):

@@ -118,6 +118,8 @@ type kernel struct {
 		page     [maxPages]uint8 // pgMapped...
 		val      [maxPages]uint8
 		lazy     uint8          // lazyfree pages
+		lru      uint8          // contend: folios on the LRU
+		flock    uint8          // contend: locked folios
 		split    bool           // the large folio was split
 		held     [maxPages]bool // PTL held (for counter-sound)
 		word     [maxMMs]uint64 // shadow of tlb_flush_batched
@@ -552,6 +554,7 @@ type implReclaimer struct {
 	mask               uint8 // tlb_ubc.arch.cpumask
 	flushReq, writable bool  // tlb_ubc.flush_required, .writable
 	queued             uint8 // the free batch
+	kept               uint8 // contend: ret_folios, back on the LRU after the flush
 }
 
 // reclaim is reclaimer r's shrink_folio_list over its pages (stepReclaim):
@@ -559,19 +562,87 @@ type implReclaimer struct {
 func (k *kernel) reclaim(r int) {
 	c := k.c
 	ir := &implReclaimer{k: k, r: r, cpu: c.cpuR[r]}
-	for va := r; va < c.pages; va += c.reclaimers {
-		ir.page(va)
-		// nextPage: on while the batch has room, else flush and free it.
-		last := va+c.reclaimers >= c.pages
-		if bits.OnesCount8(ir.queued) < c.batch && !last || ir.queued == 0 {
-			continue
+	list := c.ownPages[r]
+	for pass := 0; ; pass++ {
+		for list != 0 {
+			va := bits.TrailingZeros8(list)
+			list &^= 1 << uint(va)
+			ir.page(va)
+			// nextPage: on while the batch has room, else flush and free
+			// it (and at the end of a pass that kept a folio or owes a
+			// flush, put the kept folios back after the flush).
+			last := list == 0
+			owes := c.contend && last && (ir.kept != 0 || ir.flushReq)
+			if bits.OnesCount8(ir.queued) < c.batch && !last || ir.queued == 0 && !owes {
+				continue
+			}
+			if ir.flushReq {
+				ir.batchFlush("try_to_unmap_flush: ")
+			}
+			ir.free(last)
 		}
-		if ir.flushReq {
-			ir.batchFlush("try_to_unmap_flush: ")
+		if !c.contend || pass == 1 {
+			break
 		}
-		ir.free()
+		// The second pass: isolate_lru_folios.
+		k.endStep()
+		k.e.Yield("")
+		k.obs.mu.Lock()
+		list, k.obs.lru = k.obs.lru, 0
+		k.obs.mu.Unlock()
+		k.e.Notef("shrink_inactive_list: isolate_lru_folios takes %s off the LRU (second pass)", pageSet(list))
 	}
 	k.endStep()
+}
+
+// trylock is the contended folio_trylock of va: false (and the folio
+// kept) if madvise's split holds it; true with the folio locked, and
+// removed when a pass before wrote it (then nothing is left to do).
+func (ir *implReclaimer) trylock(va int) (go_ bool) {
+	k, c, e := ir.k, ir.k.c, ir.k.e
+	bit := uint8(1) << uint(va)
+	k.endStep()
+	e.Yield("")
+	k.obs.mu.Lock()
+	locked := k.obs.flock&bit != 0
+	written := k.obs.page[va] == pgWriteback
+	if locked {
+		ir.kept |= bit
+		if c.putbackEarly {
+			k.obs.lru |= bit
+		}
+	} else {
+		k.obs.flock |= bit
+	}
+	k.obs.mu.Unlock()
+	switch {
+	case locked:
+		e.Notef("shrink_folio_list: folio_trylock page %d fails (madvise's split_folio holds it): keep%s", va, c.describePutbackEarly())
+		return false
+	case written:
+		e.Notef("shrink_folio_list: folio_trylock page %d; not mapped, under writeback before", va)
+		k.step("shrink_folio_list: writeback of page %d done, clean: __remove_mapping (swap cache), folio_unlock", va)
+		k.obs.mu.Lock()
+		k.obs.flock &^= bit
+		k.obs.mu.Unlock()
+		ir.queued |= bit
+		return false
+	}
+	e.Notef("shrink_folio_list: folio_trylock page %d", va)
+	return true
+}
+
+// keep is the model's keep, with obs locked.
+func (ir *implReclaimer) keep(va int) {
+	if !ir.k.c.contend {
+		return
+	}
+	bit := uint8(1) << uint(va)
+	ir.k.obs.flock &^= bit
+	ir.kept |= bit
+	if ir.k.c.putbackEarly {
+		ir.k.obs.lru |= bit
+	}
 }
 
 // page reclaims va up to its pageout or discard, which queue it in the
@@ -581,6 +652,9 @@ func (ir *implReclaimer) page(va int) {
 	mm, l := c.mmOf[va], c.ptlOf(va)
 	lname := c.ptlName[l]
 
+	if c.contend && !ir.trylock(va) {
+		return
+	}
 	k.endStep()
 	k.ptl[l].Lock(fmt.Sprintf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va))
 	k.setHeld(l, true)
@@ -680,6 +754,9 @@ func (ir *implReclaimer) page(va int) {
 	k.ptl[l].Unlock("try_to_unmap_one: spin_unlock " + lname + what)
 	k.setHeld(l, false)
 	if kept {
+		k.obs.mu.Lock()
+		ir.keep(va)
+		k.obs.mu.Unlock()
 		return
 	}
 
@@ -691,6 +768,7 @@ func (ir *implReclaimer) page(va int) {
 		}
 		k.obs.mu.Lock()
 		k.obs.lazy &^= 1 << uint(va)
+		k.obs.flock &^= 1 << uint(va)
 		k.obs.mu.Unlock()
 		ir.queued |= 1 << uint(va)
 		return
@@ -717,9 +795,17 @@ func (ir *implReclaimer) page(va int) {
 		}
 		ir.flushReq = false
 	}
+	if c.contend {
+		nested += "; folio_test_writeback: keep: folio_unlock" + c.describePutbackEarly()
+		if c.putbackEarly && (ir.flushReq || k.inflight[ir.r].Load() != 0) && k.obs.note.kind == noteNone {
+			k.obs.note = note{kind: notePutback, va: uint8(va), cpu: uint8(ir.r)}
+		}
+		ir.keep(va)
+	} else {
+		ir.queued |= 1 << uint(va)
+	}
 	k.obs.mu.Unlock()
 	e.Notef("pageout: swap_writepage snapshots page %d (val=%d)%s", va, val, nested)
-	ir.queued |= 1 << uint(va)
 }
 
 // deferCount is the pending/flushed update of set_tlb_ubc_flush_pending
@@ -795,8 +881,9 @@ func (k *kernel) chooseTrim() bool {
 	return k.e.Choose("", 2) == 1
 }
 
-// free is free_unref_folios of the batch.
-func (ir *implReclaimer) free() {
+// free is free_unref_folios of the batch and, at the end of a pass
+// (last), move_folios_to_lru of the kept folios.
+func (ir *implReclaimer) free(last bool) {
 	k, c := ir.k, ir.k.c
 	k.endStep()
 	k.e.Yield("")
@@ -819,8 +906,19 @@ func (ir *implReclaimer) free() {
 		}
 		k.freePage(p)
 	}
+	label := fmt.Sprintf("free_unref_folios: free %s%s", pageSet(ir.queued), desc)
+	if ir.queued == 0 {
+		label = "shrink_folio_list returns"
+	}
+	if last && ir.kept != 0 {
+		if !c.putbackEarly {
+			label += "; move_folios_to_lru puts " + pageSet(ir.kept) + " back on the LRU"
+		}
+		k.obs.lru |= ir.kept
+		ir.kept = 0
+	}
 	k.obs.mu.Unlock()
-	k.e.Notef("free_unref_folios: free %s%s", pageSet(ir.queued), desc)
+	k.e.Note(label)
 	ir.queued = 0
 }
 
@@ -873,6 +971,7 @@ func (k *kernel) call(op int) {
 		k.step("split_folio: the large folio at va%d becomes small; folio_unlock", va)
 		k.obs.mu.Lock()
 		k.obs.split = true
+		k.obs.flock &^= 1 << uint(va)
 		k.obs.mu.Unlock()
 		retaken = true
 	}
@@ -1068,10 +1167,19 @@ func (k *kernel) changePTE(va int, kind uint8, word uint64, retaken bool, gather
 	case kMadvFree:
 		k.obs.mu.Lock()
 		isLarge := va == c.largeVA && !k.obs.split
+		bit := uint8(1) << uint(va)
+		busy := isLarge && c.contend && k.obs.flock&bit != 0
+		if isLarge && c.contend && !busy {
+			k.obs.flock |= bit
+		}
 		if !isLarge {
-			k.obs.lazy |= 1 << uint(va)
+			k.obs.lazy |= bit
 		}
 		k.obs.mu.Unlock()
+		if busy {
+			e.Notef("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock fails (reclaim holds it): skip it", va, describePTE(old))
+			return false
+		}
 		if isLarge {
 			e.Notef("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", va, describePTE(old))
 			return true

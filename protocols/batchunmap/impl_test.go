@@ -39,6 +39,8 @@ var conformParams = []model.Params{
 	{"bookkeeping": 1},
 	{"bookkeeping": 1, "batch": 3, "pages": 3, "users": 2, "accesses": 1, "migrations": 2},
 	{"reclaimers": 1, "pages": 3, "syscall": 3, "migrations": 2},
+	{"contend": 1},
+	{"contend": 1, "syscall": 4, "syscalls": 2, "pages": 3},
 }
 
 // TestImplConformance runs the real code under rt's random and PCT
@@ -125,6 +127,7 @@ var stressParams = []model.Params{
 	// Two users in one mm (TestImplSpecMprotectIsNotAtomic).
 	{"pages": 2, "ptls": 2, "users": 2, "accesses": 4, "syscalls": 2, "syscall": 1},
 	{"migrations": 4, "accesses": 4, "syscalls": 4},
+	{"contend": 1, "accesses": 4, "pages": 4, "batch": 1},
 }
 
 // TestImplStress runs the correct variants under the Go scheduler with

@@ -54,6 +54,8 @@ func (m *machine) Init() model.State {
 	}
 	for k := range s.r {
 		s.r[k].page = uint8(k)
+		s.r[k].list = c.ownPages[k] &^ (1 << uint(k))
+		s.r[k].pc = c.firstPC()
 	}
 	if c.syscalls == 0 {
 		s.s.pc = sDone

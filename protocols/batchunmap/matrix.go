@@ -63,6 +63,12 @@ var matrix = []model.Config{
 			// left for a missed flush to keep.
 			MadviseRetake: model.ExpectOK,
 		}},
+	{Params: model.Params{"contend": 1},
+		Why:      "the reclaimers contend for folios: a folio kept under writeback goes back on the LRU after its reclaimer's flush and is freed by either reclaimer's second pass (with the other's flush, which owes it nothing); reclaim's folio_trylock fails while madvise splits, and madvise's while reclaim holds the folio",
+		Variants: allBut(x86Correct...)},
+	{Params: model.Params{"contend": 1, "syscalls": 1},
+		Why:      "contended folios where x86 fits (at contend=1 alone mainline x86 has 18 780 959 states; here one mprotect, no madvise split): a reclaimer frees a folio the other unmapped, its flush sent to a batch cpumask of its own, while the user task leaves its CPU and comes back (x86-v6.0 differs from x86-v4.20 only in flush_tlb_func's early return)",
+		Variants: []string{X86, X86V414, X86V420}},
 }
 
 // x86Eras are the correct x86 variants before v6.14; x86Correct adds

@@ -81,8 +81,14 @@ func TestMatrixDeclared(t *testing.T) {
 		if p["mms"] >= 2 {
 			seen["two mms"] = true
 		}
+		if p["contend"] == 1 {
+			seen["contended folios"] = true
+			if c.Covers(X86) {
+				seen["contended folios on x86"] = true
+			}
+		}
 	}
-	for _, mech := range []string{"a drain overlapping two deferrals under the other lock", "four deferrals between drains", "two migrations", "two migrations on x86", "every syscall kind", "two user CPUs of one mm", "two mms"} {
+	for _, mech := range []string{"a drain overlapping two deferrals under the other lock", "four deferrals between drains", "two migrations", "two migrations on x86", "every syscall kind", "two user CPUs of one mm", "two mms", "contended folios", "contended folios on x86"} {
 		if !seen[mech] {
 			t.Errorf("no configuration with %s", mech)
 		}

@@ -20,13 +20,14 @@ const (
 	X86V60          = "x86-v6.0"
 	X86NoCatchUp    = "x86-no-catch-up"
 	X86GenZero      = "x86-gen-zero"
+	PutbackEarly    = "putback-before-flush"
 	ARM64           = "arm64"
 	ARM64DSBOnly    = "arm64-dsb-only"
 )
 
 // variantNames lists the variants in Protocol's order.
 var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
-	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero}
+	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero, PutbackEarly}
 
 // Property names (P1-P5, and the progress property L1-L2:
 // every call the syscall thread makes returns).
@@ -106,6 +107,11 @@ var Protocol = &model.Protocol{
 			AlsoViolates: []string{NoUseAfterFree, SyscallPostcondition},
 			Description:  "x86 v6.0-rc (July 2022, linux-next): flush_tlb_func's early return compares arch_tlbbatch_flush's f->new_tlb_gen, 0, with the local tlb_gen and returns, so try_to_unmap_flush flushes nothing",
 			Source:       "aa44284960d5 x86/mm/tlb: Avoid reading mm_tlb_gen when possible; reported by Hugh Dickins, fixed by 8f1d56f64f8d x86/mm/tlb: Ignore f->new_tlb_gen when zero (2022)"},
+		{Name: PutbackEarly, Expect: NoUseAfterFree,
+			AlsoViolates: []string{NoLostWrite, SyscallPostcondition},
+			Description:  "mutation, with contended folios: shrink_folio_list puts a folio it kept (writeback started) back on the LRU at once, before its try_to_unmap_flush, so the other reclaimer can isolate it, find it clean and unmapped, and free it after its own flush, which owes that folio nothing",
+			Source:       "mutation of mm/vmscan.c: move_folios_to_lru of shrink_folio_list's ret_folios runs after try_to_unmap_flush (shrink_inactive_list, reclaim_folio_list)",
+			Fixed:        model.Params{"contend": 1}},
 	},
 	Params: []model.Param{
 		{Name: "pages", Default: 2, Min: 1, Max: maxPages,
@@ -134,6 +140,8 @@ var Protocol = &model.Protocol{
 			Description: "bits of the pending and flushed fields of tlb_flush_batched (15 in Linux); a wrap needs 2^width deferrals. 0: the variant's own, 1 for no-overflow-reset (its wrap then fits the default size), 2 for the others (the overflow reset then cannot cycle inside one drain at the default size)"},
 		{Name: "reuse", Default: 1, Min: 0, Max: 1,
 			Description: "1: a freed page is handed to a new owner, who overwrites it"},
+		{Name: "contend", Default: 0, Min: 0, Max: 1,
+			Description: "1: the reclaimers contend for folios: each starts with its pages (i%reclaimers) isolated, takes folio_trylock, keeps a folio whose writeback pageout started (the keep path unlocks it before try_to_unmap_flush) and puts it back on the LRU after the flush; a second pass isolates whatever is on the LRU, the other's folios too, and frees those whose writeback is done; madvise's split takes the folio lock too"},
 		{Name: "bookkeeping", Default: 0, Min: 0, Max: 1,
 			Description: "1: also check flush-before-free and counter-sound, which fire where the bookkeeping is lost rather than at the harm"},
 	},

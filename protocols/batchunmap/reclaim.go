@@ -16,6 +16,17 @@ import (
 // at once, so a page is freed in the pass that wrote it. The folio lock,
 // which shrink_folio_list takes before try_to_unmap, is taken with the
 // page-table lock here: nothing of the model happens between the two.
+//
+// With contend=1 the folio lock is a step of its own (folio_trylock; it
+// fails while madvise's split holds the lock, and the folio is kept), a
+// written folio is kept with its writeback in flight (the keep path
+// unlocks it), the pass's last step frees its free batch and puts the
+// kept folios back on the LRU (after try_to_unmap_flush, as
+// move_folios_to_lru runs after shrink_folio_list returns), and a second
+// pass isolates whatever is on the LRU, the other reclaimer's folios too:
+// one whose writeback is done and that is mapped no more is removed from
+// the swap cache and freed, with this reclaimer's flush, which owes it
+// nothing.
 func (s *state) stepReclaim(x *model.Exec, k int) {
 	c, r := s.c, &s.r[k]
 	if r.pc == rDone {
@@ -28,6 +39,56 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 	l := c.ptlOf(va)
 	lname := c.ptlName[l]
 	switch r.pc {
+	case rIsolate:
+		x.Touch("lru", true)
+		r.list, s.lru = s.lru, 0
+		if x.Labelling() {
+			x.Label("shrink_inactive_list: isolate_lru_folios takes " + pageSet(r.list) + " off the LRU (second pass)")
+		}
+		if r.list == 0 {
+			r.pc = rDone
+			return
+		}
+		s.startPage(r)
+
+	case rTrylock:
+		bit := uint8(1) << uint(va)
+		x.Touch(c.pageName[va], true)
+		if s.flock&bit != 0 {
+			r.kept |= bit
+			if c.putbackEarly {
+				s.lru |= bit
+			}
+			if x.Labelling() {
+				x.Labelf("shrink_folio_list: folio_trylock page %d fails (madvise's split_folio holds it): keep%s", va, c.describePutbackEarly())
+			}
+			s.nextPage(r)
+			return
+		}
+		s.flock |= bit
+		if s.page[va] == pgWriteback {
+			// Unmapped and written by a pass before: folio_mapped is false,
+			// so there is no try_to_unmap.
+			r.pc = rRemove
+			if x.Labelling() {
+				x.Labelf("shrink_folio_list: folio_trylock page %d; not mapped, under writeback before", va)
+			}
+			return
+		}
+		r.pc = rLock
+		if x.Labelling() {
+			x.Labelf("shrink_folio_list: folio_trylock page %d", va)
+		}
+
+	case rRemove:
+		s.flock &^= 1 << uint(va)
+		r.queued |= 1 << uint(va)
+		x.Touch(c.pageName[va], true)
+		if x.Labelling() {
+			x.Labelf("shrink_folio_list: writeback of page %d done, clean: __remove_mapping (swap cache), folio_unlock", va)
+		}
+		s.nextPage(r)
+
 	case rLock:
 		// A held PTL blocks the step; its label names the holder, as a
 		// deadlock report would.
@@ -196,6 +257,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		}
 		switch {
 		case kept:
+			s.keep(r)
 			s.nextPage(r)
 		case s.discard(r):
 			r.pc = rPageout // discarded, not written: no flush_dirty
@@ -218,6 +280,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 				}
 			}
 			s.lazy &^= 1 << uint(va)
+			s.flock &^= 1 << uint(va)
 			x.Touch(c.pageName[va], true)
 			r.queued |= 1 << uint(va)
 			s.nextPage(r)
@@ -227,6 +290,9 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			nested := ""
 			if c.nestedReset {
 				nested = "; bio allocation enters nested reclaim: init_tlb_ubc clears flush_required"
+			}
+			if c.contend {
+				nested += "; folio_test_writeback: keep: folio_unlock" + c.describePutbackEarly()
 			}
 			x.Labelf("pageout: swap_writepage snapshots page %d (val=%d)%s", va, s.val[va], nested)
 		}
@@ -242,7 +308,14 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			}
 			r.flushReq = false
 		}
-		r.queued |= 1 << uint(va)
+		if c.contend {
+			if c.putbackEarly && (r.flushReq || r.inflight != 0) && s.note.kind == noteNone {
+				s.note = note{kind: notePutback, va: uint8(va), cpu: uint8(k)}
+			}
+			s.keep(r)
+		} else {
+			r.queued |= 1 << uint(va)
+		}
 		s.nextPage(r)
 
 	case rFlush:
@@ -250,7 +323,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 
 	case rFree:
 		if x.Labelling() {
-			x.Label("free_unref_folios: free " + pageSet(r.queued) + s.describeHeld(r.queued))
+			x.Label(s.describeFree(r))
 		}
 		x.Touch("free lists", true)
 		for p := 0; p < c.pages; p++ {
@@ -266,11 +339,18 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			s.freePage(x, p)
 		}
 		r.queued = 0
-		r.page += uint8(c.reclaimers)
-		r.pc = rLock
-		if int(r.page) >= c.pages {
-			r.pc = rDone
+		if r.list != 0 {
+			s.startPage(r)
+			return
 		}
+		if r.kept != 0 {
+			// move_folios_to_lru: the pass's kept folios go back (the
+			// mutation has put them back already).
+			x.Touch("lru", true)
+			s.lru |= r.kept
+			r.kept = 0
+		}
+		s.endPass(r)
 
 	case rRound:
 		h := s.x86Handle(x, &r.rnd)
@@ -284,27 +364,81 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 }
 
 // nextPage moves the reclaimer on from its page: to its next page while
-// the free batch has room, else to try_to_unmap_flush and the free.
+// the free batch has room, else to try_to_unmap_flush and the free (with
+// contend=1 also at the end of a pass that kept a folio or owes a flush:
+// the kept folios go back on the LRU after the flush).
 func (s *state) nextPage(r *reclaimer) {
 	c := s.c
 	r.pteval = 0 // dead from here
-	last := int(r.page)+c.reclaimers >= c.pages
+	last := r.list == 0
+	owes := c.contend && last && (r.kept != 0 || r.flushReq)
 	switch {
 	case bits.OnesCount8(r.queued) < c.batch && !last:
-		r.page += uint8(c.reclaimers)
-		r.pc = rLock
-	case r.queued == 0:
+		s.startPage(r)
+	case r.queued == 0 && !owes:
 		// Nothing to free (the last page was kept).
-		r.pc = rDone
-		if !last {
-			r.page += uint8(c.reclaimers)
-			r.pc = rLock
+		if last {
+			s.endPass(r)
+		} else {
+			s.startPage(r)
 		}
 	case r.flushReq:
 		r.pc = rFlush
 	default: // try_to_unmap_flush returns at once: no step of its own
 		r.pc = rFree
 	}
+}
+
+// startPage takes up the lowest folio of the reclaimer's list.
+func (s *state) startPage(r *reclaimer) {
+	p := bits.TrailingZeros8(r.list)
+	r.list &^= 1 << uint(p)
+	r.page = uint8(p)
+	r.pc = s.c.firstPC()
+}
+
+// endPass ends shrink_folio_list's pass: with contend=1 the first pass is
+// followed by a second.
+func (s *state) endPass(r *reclaimer) {
+	r.pc = rDone
+	if s.c.contend && r.pass == 0 {
+		r.pass, r.pc = 1, rIsolate
+	}
+}
+
+// keep is shrink_folio_list's keep path for the reclaimer's page (contend:
+// folio_unlock, the folio on ret_folios; the mutation puts it back on the
+// LRU at once).
+func (s *state) keep(r *reclaimer) {
+	if !s.c.contend {
+		return
+	}
+	bit := uint8(1) << r.page
+	s.flock &^= bit
+	r.kept |= bit
+	if s.c.putbackEarly {
+		s.lru |= bit
+	}
+}
+
+func (c *config) describePutbackEarly() string {
+	if c.putbackEarly {
+		return "; back on the LRU at once (mutation)"
+	}
+	return ""
+}
+
+// describeFree is the label of the step that frees the free batch and, at
+// the end of a pass with contend=1, puts the kept folios back.
+func (s *state) describeFree(r *reclaimer) string {
+	out := "free_unref_folios: free " + pageSet(r.queued) + s.describeHeld(r.queued)
+	if r.queued == 0 {
+		out = "shrink_folio_list returns"
+	}
+	if r.list == 0 && r.kept != 0 && !s.c.putbackEarly {
+		out += "; move_folios_to_lru puts " + pageSet(r.kept) + " back on the LRU"
+	}
+	return out
 }
 
 // discard reports whether the reclaimer frees its page without pageout:

@@ -85,6 +85,9 @@ const (
 	rFree              // free_unref_folios
 	rRound             // x86: a flush round's handler on its next target CPU
 	rRestore           // try_to_unmap_one: a redirtied MADV_FREE folio gets its PTE back
+	rIsolate           // contend: isolate_lru_folios for the second pass
+	rTrylock           // contend: folio_trylock
+	rRemove            // contend: writeback done: __remove_mapping, folio_unlock
 	rDone
 )
 
@@ -135,6 +138,9 @@ type reclaimer struct {
 	queued   uint8 // pages in the free batch (bit per page)
 	inflight uint8 // arm64: vas whose TLBI this CPU issued and no DSB completed
 	ret      uint8 // pc after the round
+	list     uint8 // folios isolated for this pass and not yet taken up (bit per page)
+	kept     uint8 // contend: folios kept, to go back on the LRU after the flush
+	pass     uint8 // contend: 0 the first pass, 1 the second
 	rnd      round
 }
 
@@ -164,6 +170,7 @@ const (
 	noteRetake      // madvise re-took the PTL and trusted a PTE without draining
 	noteNoCatchUp   // x86 mutation: switch_mm ran an ASID behind tlb_gen unflushed
 	noteGenZero     // x86 aa44284960d5: a batch flush handler compared f->new_tlb_gen 0
+	notePutback     // mutation: a folio back on the LRU before its reclaimer's flush
 )
 
 type note struct {
@@ -190,6 +197,8 @@ type vars struct {
 	s        syscaller
 	migrated uint8 // migrations made so far
 	lazy     uint8 // pages MADV_FREE marked lazyfree (bit per page)
+	lru      uint8 // contend: folios on the LRU (bit per page)
+	flock    uint8 // contend: locked folios (bit per page)
 	split    bool  // the large folio has been split
 }
 
@@ -391,6 +400,9 @@ func (s *state) Vars() []model.Var {
 			model.Var{Name: name + ".tlb_ubc", Value: fmt.Sprintf("flush_required=%v writable=%v cpumask=%s", r.flushReq, r.writable, cpus(r.mask))},
 			model.Var{Name: name + ".free_batch", Value: pageSet(r.queued)},
 		)
+		if c.contend {
+			out = append(out, model.Var{Name: name + ".folio_list", Value: fmt.Sprintf("pass %d, isolated %s, kept %s", r.pass+1, pageSet(r.list), pageSet(r.kept))})
+		}
 		if c.arch == archARM64 {
 			out = append(out, model.Var{Name: fmt.Sprintf("%s.tlbi_in_flight", c.cpuName[c.cpuR[k]]), Value: pageSet(r.inflight)})
 		}
@@ -402,6 +414,9 @@ func (s *state) Vars() []model.Var {
 		model.Var{Name: "mmu_gather", Value: fmt.Sprintf("flush va=%v page=%v", s.s.gathered, s.s.page)})
 	if c.arch == archX86 {
 		out = append(out, model.Var{Name: "syscall.flush_round", Value: c.describeRound(s.s.rnd)})
+	}
+	if c.contend {
+		out = append(out, model.Var{Name: "lru", Value: pageSet(s.lru)}, model.Var{Name: "folio locks", Value: pageSet(s.flock)})
 	}
 	for u := 0; u < c.users; u++ {
 		where := "off CPU"

@@ -173,6 +173,7 @@ func (s *state) stepSyscall(x *model.Exec) {
 		// to tlb_flush_batched is left out, which only removes flushes a
 		// later drain would make.
 		s.split = true
+		s.flock &^= 1 << uint(va)
 		x.Touch(c.pageName[va], true)
 		if x.Labelling() {
 			x.Labelf("split_folio: the large folio at va%d becomes small; folio_unlock", va)
@@ -348,8 +349,20 @@ func (s *state) stepPTE(x *model.Exec, va int, kind uint8) {
 	case kMadvFree:
 		if va == c.largeVA && !s.split {
 			// folio_trylock succeeds: a reclaimer holds the folio lock only
-			// while it holds this PTL, or after it cleared the PTE.
+			// while it holds this PTL, or after it cleared the PTE (with
+			// contend=1 the folio lock is state: it fails while a reclaimer
+			// holds it, and madvise goes on to the next PTE, here none).
 			x.Touch(c.pageName[va], true)
+			if c.contend {
+				bit := uint8(1) << uint(va)
+				if s.flock&bit != 0 {
+					if x.Labelling() {
+						x.Labelf("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock fails (reclaim holds it): skip it", va, describePTE(old))
+					}
+					return
+				}
+				s.flock |= bit
+			}
 			if x.Labelling() {
 				x.Labelf("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", va, describePTE(old))
 			}

@@ -75,6 +75,7 @@ func TestDefaultVerdicts(t *testing.T) {
 		{ARM64DSBOnly, SyscallPostcondition, 0, 14},
 		{X86NoCatchUp, SyscallPostcondition, 0, 9},
 		{X86GenZero, NoLostWrite, 0, 12},
+		{PutbackEarly, NoUseAfterFree, 0, 25},
 	})
 }
 
@@ -113,6 +114,7 @@ func TestBookkeepingVerdicts(t *testing.T) {
 		{ARM64DSBOnly, CounterSound, 0, 11},
 		{X86NoCatchUp, CounterSound, 0, 7},
 		{X86GenZero, FlushBeforeFree, 0, 11},
+		{PutbackEarly, FlushBeforeFree, 0, 24},
 	})
 }
 
