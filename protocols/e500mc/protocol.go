@@ -145,7 +145,8 @@ var Protocol = &model.Protocol{
 		{Name: "e6500-one-lpid", Expect: NoPollution,
 			Description: "merged load condition on e6500 (two threads sharing a core's TLB) with one LPID per VM: a vCPU on one thread hits the entry a vCPU of the same VM installed on the other",
 			Source:      "hypothetical (C-bug-e); mainline gives a VM two LPIDs on two-thread cores (torvalds/linux 32f35b8 arch/powerpc/kvm/e500mc.c kvmppc_core_init_vm_e500mc, kvmppc_e500mc_init; e500.h get_thread_specific_lpid)",
-			Fixed:       model.Params{"threads": 2}},
+			// One e6500 core: its two threads are the two CPUs.
+			Fixed: model.Params{"threads": 2, "cpus": 2}},
 	},
 	Params: []model.Param{
 		{Name: "scenario", Default: 0, Min: 0, Max: 1, Sentinel: true,
