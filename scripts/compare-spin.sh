@@ -12,7 +12,10 @@
 #
 #   scripts/compare-spin.sh                       # the pair of the performance page
 #   PAIRS=5 CORE=1 scripts/compare-spin.sh
-#   CHECK='pvflush/fixed vcpus=3' SPIN_N=4 scripts/compare-spin.sh   # a quick run
+#   CHECK='pvflush/fixed vcpus=3' SPIN_N=4 PAIRS=1 scripts/compare-spin.sh
+#                                                 # that the script runs: runs of
+#                                                 # a few hundredths of a second,
+#                                                 # whose ratios are noise
 #
 # Needs SPIN 6.5.2 and gcc (Debian: apt-get install -y spin) and an
 # otherwise idle machine: the rates are of CPU seconds, which a loaded
@@ -65,7 +68,7 @@ run_pan() { # -> "states transitions cpu_s rss_kb"
 }
 
 echo "commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg), core $core"
-echo "protocheck: check explore $check_cfg --workers 1 --no-progress"
+echo "protocheck: check explore $check_cfg --workers 1 --no-progress --progress none"
 echo "SPIN $(spin -V | awk '{print $3}'): spin -DN=$spin_n -DVARIANT=0 -DNFLUSH=2 -DNPREEMPT=2 -a; gcc -O2 -DSAFETY; ./pan -m10000 -w24"
 printf '%-10s %10s %11s %7s %8s %11s %11s %7s\n' tool states transitions cpu_s rss_MB states/s trans/s B/state
 rates=()
@@ -79,7 +82,8 @@ for i in $(seq "$pairs"); do
 	read -r cs ct cc cm <<<"$(run_check)"
 	read -r ps pt pc pm <<<"$(run_pan)"
 	if [ -z "$cs" ] || [ -z "$ps" ]; then
-		echo "compare-spin.sh: a run printed no state count (see $tmp/out)" >&2
+		echo "compare-spin.sh: a run printed no state count; its output and /usr/bin/time's:" >&2
+		cat "$tmp/out" "$tmp/time" >&2
 		exit 1
 	fi
 	row protocheck "$cs" "$ct" "$cc" "$cm"

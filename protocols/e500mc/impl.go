@@ -206,8 +206,11 @@ func newBody(variant string, p model.Params, g *gate) (rt.Body, error) {
 	cfg := m.(*machine).cfg
 	// e6500's shared core TLB and the guest's tlbivax are in the model
 	// only.
-	if cfg.threads != 1 || cfg.tlbivax {
-		return nil, fmt.Errorf("e500mc: threads=%d tlbivax=%d exist only in the model; the real implementation has one thread per core and no tlbivax", cfg.threads, p["tlbivax"])
+	if cfg.threads != 1 {
+		return nil, fmt.Errorf("e500mc: threads=%d exists only in the model; the real implementation has one thread per core (use threads=1)", cfg.threads)
+	}
+	if cfg.tlbivax {
+		return nil, fmt.Errorf("e500mc: tlbivax=1 exists only in the model; the real implementation has no guest tlbivax (use tlbivax=0)")
 	}
 	return func(e *rt.Env) func() *model.Violation {
 		h := newHost(e, cfg)

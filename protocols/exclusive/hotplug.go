@@ -75,7 +75,7 @@ func (r *run) hotThreadStep() {
 				r.labelf("qemu_wait_io_event_common: cpu%d->stop: qemu_cpu_stop(): cpu->stopped = true; qemu_cond_broadcast(&qemu_pause_cond) %s", t, r.wakesAll(ws))
 			}
 		} else if ws := r.broadcast(&s.cpuCond[t], r.condName(t)); r.labelling() {
-			r.labelf("qemu_tcg_wait_io_event: cpu%d->stop: cpu->stopped = true; qemu_cond_broadcast(cpu%d->cond) %s", t, t, r.wakesAll(ws))
+			r.labelf("qemu_wait_io_event_common: cpu%d->stop: cpu->stop = false; cpu->stopped = true; qemu_cond_broadcast(cpu%d->cond) %s", t, t, r.wakesAll(ws))
 		}
 		r.call(pcPEntry, pcVTop)
 	case pcHVDestroy:

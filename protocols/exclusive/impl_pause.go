@@ -87,7 +87,7 @@ func (th *thr) cpuStop() {
 	w.rs.stop[t] = false
 	w.rs.stopped[t] = true
 	if w.v.cpuLock {
-		w.broadcast(w.cpuCond[t], fmt.Sprintf("qemu_tcg_wait_io_event: cpu%d->stop: cpu->stopped = true; qemu_cond_broadcast(cpu%d->cond)", t, t))
+		w.broadcast(w.cpuCond[t], fmt.Sprintf("qemu_wait_io_event_common: cpu%d->stop: cpu->stop = false; cpu->stopped = true; qemu_cond_broadcast(cpu%d->cond)", t, t))
 		return
 	}
 	w.broadcast(w.rs.qemuPauseCond, fmt.Sprintf("qemu_wait_io_event_common: cpu%d->stop: qemu_cpu_stop(): cpu->stopped = true; qemu_cond_broadcast(&qemu_pause_cond)", t))

@@ -10,7 +10,7 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-var runMatrix = flag.Bool("matrix", false, "explore every variant at every configuration of the verification matrix (about 5 s on two cores)")
+var runMatrix = flag.Bool("matrix", false, "explore every variant at every configuration of the verification matrix (about 2 minutes on two cores)")
 
 // TestMatrix explores every variant exhaustively at every configuration
 // of Protocol.Matrix and compares the verdict with the expected one, as
