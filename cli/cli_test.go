@@ -52,6 +52,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"replay", truncated}, "truncated.json"},
 		{[]string{"replay"}, "replay takes one trace FILE"},
 		{[]string{"verify", "nosuch"}, `unknown protocol "nosuch"`},
+		{[]string{"list", "exclusive", "nosuch"}, `unknown protocol "nosuch"`},
 		{[]string{"compare", "pvflush", "fixed"}, "compare needs PROTOCOL VARIANT_A VARIANT_B"},
 		{[]string{"compare", "pvflush", "fixed", "native", "--metric", "nosuch"}, `no metric "nosuch"`},
 		{[]string{"explain", "pvflush/nosuch"}, `no variant "nosuch"`},
@@ -563,5 +564,20 @@ func TestBenchRunsOnlyTheNamedConfigurations(t *testing.T) {
 	code, out, _ = check(t, "bench", "exclusive/upstream", "pvflush/fixed", "vcpus=2", "--config", "bfs symmetry")
 	if code != cli.ExitOK || !strings.Contains(out, "none of the configurations named applies") || !strings.Contains(out, "bfs symmetry") {
 		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+// check list PROTOCOL... lists the protocols named, in that order.
+func TestListNamedProtocols(t *testing.T) {
+	code, out, stderr := check(t, "list", "cputlb", "exclusive")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	ci, ei := strings.Index(out, "cputlb — "), strings.Index(out, "exclusive — ")
+	if ci != 0 || ei < 0 || strings.Contains(out, "pvflush — ") {
+		t.Errorf("check list cputlb exclusive lists other protocols or another order:\n%s", out)
+	}
+	if !strings.Contains(out, "exclusive/cpu-lock-pause-recheck") {
+		t.Errorf("exclusive's variants are missing:\n%s", out)
 	}
 }

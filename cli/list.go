@@ -56,17 +56,26 @@ func describeProperties(p *model.Protocol) (properties, []string, error) {
 
 func (c *command) list(args []string) (int, error) {
 	stdout := c.stdout
-	fs := c.newFlags("list", "list [--json]")
+	fs := c.newFlags("list", "list [--json] [PROTOCOL...]")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return 0, err
 	}
+	// The protocols named, in the order given; all of them by default.
+	protos := c.reg.Protocols
 	if len(pos) > 0 {
-		return 0, usagef("list takes no arguments, got %s", clip(fmt.Sprintf("%q", pos)))
+		protos = nil
+		for _, name := range pos {
+			p, err := c.reg.Lookup(name)
+			if err != nil {
+				return 0, usageError{err}
+			}
+			protos = append(protos, p)
+		}
 	}
 	var out []listedProtocol
-	for _, p := range c.reg.Protocols {
+	for _, p := range protos {
 		props, metrics, err := describeProperties(p)
 		if err != nil {
 			return 0, err
@@ -80,7 +89,7 @@ func (c *command) list(args []string) (int, error) {
 	if *asJSON {
 		return ExitOK, writeJSON(stdout, out)
 	}
-	for i, p := range c.reg.Protocols {
+	for i, p := range protos {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
