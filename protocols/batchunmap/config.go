@@ -137,6 +137,8 @@ type config struct {
 	noCatchUp    bool // x86 mutation: switch_mm compares no tlb_gen, an ASID it finds is used as it is
 	genZero      bool // x86 aa44284960d5 before 8f1d56f64f8d: f->new_tlb_gen 0 of the batch flush compared
 	putbackEarly bool // mutation: a kept folio goes back on the LRU before try_to_unmap_flush
+	rMigrate     bool // arm64: a reclaimer may migrate between deferring a page and flushing the batch
+	switchNoDSB  bool // arm64 mutation: __switch_to without its dsb(ish)
 
 	pages, batch, ptls, mms, users, accesses int
 	reclaimers, migrations, syscalls         int
@@ -189,6 +191,15 @@ func (c *config) maskAddr(mm int) model.Addr    { return model.Addr(c.pages + c.
 func (c *config) genAddr(mm int) model.Addr     { return model.Addr(c.pages + 2*c.mms + mm) }
 
 func (c *config) ptlOf(va int) int { return va % c.ptls }
+
+// reclaimerCPU is reclaimer k's CPU: cpuR[k], or after it migrated a CPU
+// of its own beyond the model's (it runs kernel threads only).
+func (c *config) reclaimerCPU(k int, moved bool) int {
+	if moved {
+		return c.ncpu + k
+	}
+	return c.cpuR[k]
+}
 
 // firstPC is where a reclaimer takes up a folio of its list.
 func (c *config) firstPC() uint8 {
@@ -291,6 +302,10 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		c.arch, c.x86Era, c.genZero = archX86, eraV60, true
 	case PutbackEarly:
 		c.putbackEarly = true // contend=1: Fixed
+	case ARM64Migrate:
+		c.arch, c.rMigrate = archARM64, true
+	case ARM64SwitchNoDSB:
+		c.arch, c.rMigrate, c.switchNoDSB = archARM64, true, true
 	case ARM64:
 		c.arch = archARM64
 	case ARM64DSBOnly:

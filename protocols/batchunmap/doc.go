@@ -106,6 +106,9 @@
 //     riscv-asid-clear.
 //   - D-bug9: x86 INVLPGB, broadcast ASIDs flushed through the cpumask
 //     only (not modelled).
+//   - arm64-switch-no-dsb (a mutation of arm64-migrate): a reclaimer
+//     migrates after deferring a page, and __switch_to lacks the dsb(ish)
+//     that completes the TLBIs it issued on the CPU it leaves.
 //   - x86-no-catch-up (a mutation of v4.14-v4.19): switch_mm clears the
 //     old mm's bit, so flushes skip the CPU, and choose_new_asid reuses
 //     the ASID without comparing its tlb_gen.
@@ -129,11 +132,14 @@
 // Simplifications, each with its reason at the code: a TLB fill and the
 // access it serves are one step; a riscv or arm64 flush round (all IPIs
 // and their acks, or a TLBI and its DSB) is one step, an x86 round a step
-// per target CPU; split_folio is one step; writeback completes at once; a
-// fault on a swapped-out page ends the access (swap-in is not modelled,
-// and the spec accepts any outcome for it); a reclaimer stays on its CPU
-// (a migrating reclaimer's __switch_to DSB, D-bug6b's first half, is not
-// modelled); mm->tlb_flush_pending is not modelled (syscall.go says why).
+// per target CPU; split_folio is one step; writeback completes at once
+// (with contend=1, by the folio's next pass); a fault on a swapped-out
+// page ends the access (swap-in is not modelled, and the spec accepts any
+// outcome for it); a reclaimer stays on its CPU, but in arm64-migrate,
+// where it may move once, after unlocking a PTL with a TLBI in flight;
+// mm->tlb_flush_pending is not modelled (syscall.go says why); riscv's
+// ASID rollover is not modelled (it clears no mm_cpumask bit and only
+// adds flushes: docs/batchunmap.md).
 // x86: PCID is on (v4.14 without PCID makes every switch_mm to another mm
 // flush the whole TLB and sends flush IPIs to lazy CPUs, strictly more
 // flushing than with it); an ASID slot is never taken by another process

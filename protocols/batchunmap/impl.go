@@ -555,6 +555,40 @@ type implReclaimer struct {
 	flushReq, writable bool  // tlb_ubc.flush_required, .writable
 	queued             uint8 // the free batch
 	kept               uint8 // contend: ret_folios, back on the LRU after the flush
+	moved              bool  // arm64-migrate: migrated once
+}
+
+// migrate is the model's rMigrate: the scheduler may move the reclaimer
+// to another CPU; __switch_to's dsb(ish) on the old one completes the
+// TLBIs it issued there (not in the mutation, which leaves them in
+// flight for good).
+func (ir *implReclaimer) migrate() {
+	k, c, e := ir.k, ir.k.c, ir.k.e
+	k.endStep()
+	from := c.cpuName[ir.cpu]
+	if e.Choose("", 2) == 0 {
+		e.Notef("schedule: %s stays on %s", c.rName[ir.r], from)
+		return
+	}
+	ir.moved = true
+	to := c.reclaimerCPU(ir.r, true)
+	m := uint8(k.inflight[ir.r].Swap(0))
+	if c.switchNoDSB {
+		for v := m; v != 0 && !k.noteSet(); v &= v - 1 {
+			va := bits.TrailingZeros8(v)
+			held := false
+			k.each(c.allUserCPUs(), func(cpu int, cs *cpuState) { held = held || k.live(cpu, cs, va) })
+			if held {
+				k.setNote(note{kind: noteSwitchNoDSB, va: uint8(va), cpu: uint8(ir.cpu), page: uint8(ir.r)})
+			}
+		}
+		e.Notef("schedule: %s preempted, moves from %s to CPU%d: __switch_to without dsb(ish) (mutation): %s's TLBIs for %s stay in flight", c.rName[ir.r], from, to, from, pageSet(m))
+		return
+	}
+	e.Notef("schedule: %s preempted, moves from %s to CPU%d: __switch_to: dsb(ish) completes %s's TLBIs for %s", c.rName[ir.r], from, to, from, pageSet(m))
+	for ; m != 0; m &= m - 1 {
+		k.dropVA(c.allUserCPUs(), bits.TrailingZeros8(m))
+	}
 }
 
 // reclaim is reclaimer r's shrink_folio_list over its pages (stepReclaim):
@@ -758,6 +792,9 @@ func (ir *implReclaimer) page(va int) {
 		ir.keep(va)
 		k.obs.mu.Unlock()
 		return
+	}
+	if c.rMigrate && !ir.moved && k.inflight[ir.r].Load() != 0 {
+		ir.migrate()
 	}
 
 	if lazy || !present {

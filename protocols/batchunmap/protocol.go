@@ -4,30 +4,32 @@ import "github.com/protocheck/protocheck/model"
 
 // Variant names.
 const (
-	Immediate       = "immediate"
-	Generation      = "generation"
-	NoPendingFlush  = "no-pending-flush"
-	BoolFlag        = "bool-flag"
-	NoOverflowReset = "no-overflow-reset"
-	NestedReset     = "nested-reset"
-	NoFlushDirty    = "no-flush-dirty"
-	RiscvStickyMask = "riscv-sticky-mask"
-	RiscvASIDClear  = "riscv-asid-clear"
-	MadviseRetake   = "madvise-retake"
-	X86             = "x86"
-	X86V414         = "x86-v4.14"
-	X86V420         = "x86-v4.20"
-	X86V60          = "x86-v6.0"
-	X86NoCatchUp    = "x86-no-catch-up"
-	X86GenZero      = "x86-gen-zero"
-	PutbackEarly    = "putback-before-flush"
-	ARM64           = "arm64"
-	ARM64DSBOnly    = "arm64-dsb-only"
+	Immediate        = "immediate"
+	Generation       = "generation"
+	NoPendingFlush   = "no-pending-flush"
+	BoolFlag         = "bool-flag"
+	NoOverflowReset  = "no-overflow-reset"
+	NestedReset      = "nested-reset"
+	NoFlushDirty     = "no-flush-dirty"
+	RiscvStickyMask  = "riscv-sticky-mask"
+	RiscvASIDClear   = "riscv-asid-clear"
+	MadviseRetake    = "madvise-retake"
+	X86              = "x86"
+	X86V414          = "x86-v4.14"
+	X86V420          = "x86-v4.20"
+	X86V60           = "x86-v6.0"
+	X86NoCatchUp     = "x86-no-catch-up"
+	X86GenZero       = "x86-gen-zero"
+	PutbackEarly     = "putback-before-flush"
+	ARM64Migrate     = "arm64-migrate"
+	ARM64SwitchNoDSB = "arm64-switch-no-dsb"
+	ARM64            = "arm64"
+	ARM64DSBOnly     = "arm64-dsb-only"
 )
 
 // variantNames lists the variants in Protocol's order.
 var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
-	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero, PutbackEarly}
+	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero, PutbackEarly, ARM64Migrate, ARM64SwitchNoDSB}
 
 // Property names (P1-P5, and the progress property L1-L2:
 // every call the syscall thread makes returns).
@@ -112,6 +114,13 @@ var Protocol = &model.Protocol{
 			Description:  "mutation, with contended folios: shrink_folio_list puts a folio it kept (writeback started) back on the LRU at once, before its try_to_unmap_flush, so the other reclaimer can isolate it, find it clean and unmapped, and free it after its own flush, which owes that folio nothing",
 			Source:       "mutation of mm/vmscan.c: move_folios_to_lru of shrink_folio_list's ret_folios runs after try_to_unmap_flush (shrink_inactive_list, reclaim_folio_list)",
 			Fixed:        model.Params{"contend": 1}},
+		{Name: ARM64Migrate, Expect: model.ExpectOK,
+			Description: "arm64 with reclaimers that may be preempted and migrate to another CPU after deferring a page (tlbi issued, not completed) and before arch_tlbbatch_flush's dsb(ish) on the new CPU: __switch_to's dsb(ish) on the old CPU completes its TLBIs",
+			Source:      "arch/arm64/kernel/process.c __switch_to: \"Complete any pending TLB or cache maintenance on this CPU in case the thread migrates to a different CPU\"; 43b3dfdd0455 relies on it (Ryan Roberts, 4b634918384c's discussion)"},
+		{Name: ARM64SwitchNoDSB, Expect: NoLostWrite,
+			AlsoViolates: []string{NoUseAfterFree, SyscallPostcondition},
+			Description:  "mutation of arm64-migrate: __switch_to without its dsb(ish), so a reclaimer that migrated leaves its TLBIs in flight on the old CPU, and arch_tlbbatch_flush's dsb(ish) on the new one does not complete them",
+			Source:       "mutation of arch/arm64/kernel/process.c __switch_to"},
 	},
 	Params: []model.Param{
 		{Name: "pages", Default: 2, Min: 1, Max: maxPages,

@@ -259,6 +259,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		case kept:
 			s.keep(r)
 			s.nextPage(r)
+			return
 		case s.discard(r):
 			r.pc = rPageout // discarded, not written: no flush_dirty
 		case c.flushDirty && r.writable:
@@ -266,6 +267,39 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		default:
 			r.pc = rPageout
 		}
+		if c.rMigrate && !r.moved && r.inflight != 0 {
+			// Preemptible again: the scheduler may move the reclaimer.
+			r.ret, r.pc = r.pc, rMigrate
+		}
+
+	case rMigrate:
+		r.pc, r.ret = r.ret, 0
+		if x.Choose(2) == 0 {
+			if x.Labelling() {
+				x.Labelf("schedule: %s stays on %s", c.rName[k], c.cpuName[cpu])
+			}
+			return
+		}
+		r.moved = true
+		to := c.reclaimerCPU(k, true)
+		if c.switchNoDSB {
+			for m := r.inflight; m != 0 && s.note.kind == noteNone; m &= m - 1 {
+				if v := bits.TrailingZeros8(m); s.holders(v) != 0 {
+					s.note = note{kind: noteSwitchNoDSB, va: uint8(v), cpu: uint8(cpu), page: uint8(k)}
+				}
+			}
+			if x.Labelling() {
+				x.Labelf("schedule: %s preempted, moves from %s to CPU%d: __switch_to without dsb(ish) (mutation): %s's TLBIs for %s stay in flight", c.rName[k], c.cpuName[cpu], to, c.cpuName[cpu], pageSet(r.inflight))
+			}
+			r.orphan |= r.inflight
+			r.inflight = 0
+			return
+		}
+		if x.Labelling() {
+			x.Labelf("schedule: %s preempted, moves from %s to CPU%d: __switch_to: dsb(ish) completes %s's TLBIs for %s", c.rName[k], c.cpuName[cpu], to, c.cpuName[cpu], pageSet(r.inflight))
+		}
+		s.dsb(x, r)
+		x.Count(mDSB, 1)
 
 	case rFlushDirty:
 		s.batchFlush(x, k, rPageout, "try_to_unmap_flush_dirty: writable: ")

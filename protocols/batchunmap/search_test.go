@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-var correctVariants = []string{Immediate, Generation, RiscvStickyMask, X86, ARM64, X86V414, X86V420, X86V60}
+var correctVariants = []string{Immediate, Generation, RiscvStickyMask, X86, ARM64, X86V414, X86V420, X86V60, ARM64Migrate}
 
 // rapid draws the schedule (0 = keep running the current thread) and a
 // few sizes; no execution of a correct variant violates anything,

@@ -85,6 +85,7 @@ const (
 	rFree              // free_unref_folios
 	rRound             // x86: a flush round's handler on its next target CPU
 	rRestore           // try_to_unmap_one: a redirtied MADV_FREE folio gets its PTE back
+	rMigrate           // arm64-migrate: the scheduler may move the reclaimer to another CPU
 	rIsolate           // contend: isolate_lru_folios for the second pass
 	rTrylock           // contend: folio_trylock
 	rRemove            // contend: writeback done: __remove_mapping, folio_unlock
@@ -141,6 +142,8 @@ type reclaimer struct {
 	list     uint8 // folios isolated for this pass and not yet taken up (bit per page)
 	kept     uint8 // contend: folios kept, to go back on the LRU after the flush
 	pass     uint8 // contend: 0 the first pass, 1 the second
+	orphan   uint8 // arm64-switch-no-dsb: TLBIs left in flight on the CPU the reclaimer left
+	moved    bool  // arm64-migrate: the reclaimer has migrated (once at most)
 	rnd      round
 }
 
@@ -171,6 +174,7 @@ const (
 	noteNoCatchUp   // x86 mutation: switch_mm ran an ASID behind tlb_gen unflushed
 	noteGenZero     // x86 aa44284960d5: a batch flush handler compared f->new_tlb_gen 0
 	notePutback     // mutation: a folio back on the LRU before its reclaimer's flush
+	noteSwitchNoDSB // arm64 mutation: a reclaimer migrated without completing its TLBIs
 )
 
 type note struct {
@@ -404,7 +408,10 @@ func (s *state) Vars() []model.Var {
 			out = append(out, model.Var{Name: name + ".folio_list", Value: fmt.Sprintf("pass %d, isolated %s, kept %s", r.pass+1, pageSet(r.list), pageSet(r.kept))})
 		}
 		if c.arch == archARM64 {
-			out = append(out, model.Var{Name: fmt.Sprintf("%s.tlbi_in_flight", c.cpuName[c.cpuR[k]]), Value: pageSet(r.inflight)})
+			out = append(out, model.Var{Name: fmt.Sprintf("%s.tlbi_in_flight", name), Value: pageSet(r.inflight)})
+		}
+		if c.rMigrate {
+			out = append(out, model.Var{Name: name + ".cpu", Value: fmt.Sprintf("CPU%d, TLBIs left in flight on CPU%d: %s", c.reclaimerCPU(k, r.moved), c.cpuR[k], pageSet(r.orphan))})
 		}
 		if c.arch == archX86 {
 			out = append(out, model.Var{Name: name + ".flush_round", Value: c.describeRound(r.rnd)})

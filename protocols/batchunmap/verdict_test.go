@@ -76,6 +76,8 @@ func TestDefaultVerdicts(t *testing.T) {
 		{X86NoCatchUp, SyscallPostcondition, 0, 9},
 		{X86GenZero, NoLostWrite, 0, 12},
 		{PutbackEarly, NoUseAfterFree, 0, 25},
+		{ARM64Migrate, model.ExpectOK, 572646, 0},
+		{ARM64SwitchNoDSB, NoLostWrite, 0, 11},
 	})
 }
 
@@ -115,6 +117,8 @@ func TestBookkeepingVerdicts(t *testing.T) {
 		{X86NoCatchUp, CounterSound, 0, 7},
 		{X86GenZero, FlushBeforeFree, 0, 11},
 		{PutbackEarly, FlushBeforeFree, 0, 24},
+		{ARM64Migrate, model.ExpectOK, 572646, 0},
+		{ARM64SwitchNoDSB, FlushBeforeFree, 0, 10},
 	})
 }
 
