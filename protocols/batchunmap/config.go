@@ -13,6 +13,7 @@ const (
 	maxUsers      = 3
 	maxReclaimers = 2
 	maxSyscalls   = 4
+	maxSysThreads = 2 // the syscall thread and, with nested=1, syscall2
 	maxCPUs       = 8 // cpumasks are bytes
 )
 
@@ -137,6 +138,7 @@ type config struct {
 	noCatchUp    bool // x86 mutation: switch_mm compares no tlb_gen, an ASID it finds is used as it is
 	genZero      bool // x86 aa44284960d5 before 8f1d56f64f8d: f->new_tlb_gen 0 of the batch flush compared
 	putbackEarly bool // mutation: a kept folio goes back on the LRU before try_to_unmap_flush
+	nestedFlush  bool // tlb_gather_mmu counts mm->tlb_flush_pending, tlb_finish_mmu flushes the mm when nested (99baac21e458)
 	rMigrate     bool // arm64: a reclaimer may migrate between deferring a page and flushing the batch
 	switchNoDSB  bool // arm64 mutation: __switch_to without its dsb(ish)
 
@@ -145,6 +147,7 @@ type config struct {
 	width                                    uint
 	largeFolio, reuse, bookkeeping           bool
 	contend                                  bool // the reclaimers share the LRU: passes, folio locks, writeback kept
+	nested                                   bool // a second syscall thread, whose mmu_gather nests with the first's
 
 	// CPUs: reclaimer k on cpuR[k]; user CPUs userCPU0.. (the users' own,
 	// then one spare to migrate to when migrations > 0).
@@ -156,7 +159,8 @@ type config struct {
 
 	// Thread ids.
 	tReclaim [maxReclaimers]int
-	tSyscall int
+	tSys     [maxSysThreads]int // the syscall threads
+	nsys     int
 	tUser0   int
 	names    []string
 
@@ -164,9 +168,10 @@ type config struct {
 	ownerOf   [maxPages]int // the reclaimer of page i (its first pass)
 	ownPages  [maxReclaimers]uint8
 	userAddrs [maxUsers][]int
-	sysKind   []uint8 // the kind of each syscall
-	sysAddr   []uint8 // the va of each syscall
-	largeVA   int     // the va mapped by a large folio (-1: none)
+	sysKind   [maxSysThreads][]uint8 // per syscall thread, the kind of each call
+	sysAddr   [maxSysThreads][]uint8 // per syscall thread, the va of each call
+	sysName   [maxSysThreads]string
+	largeVA   int // the va mapped by a large folio (-1: none)
 
 	// Initial state.
 	initMask   [maxMMs]uint8
@@ -199,6 +204,27 @@ func (c *config) reclaimerCPU(k int, moved bool) int {
 		return c.ncpu + k
 	}
 	return c.cpuR[k]
+}
+
+// trackPending: the syscall threads' mmu_gathers count
+// mm->tlb_flush_pending (steps only when another thread can read it).
+func (c *config) trackPending() bool { return c.nested && c.nestedFlush }
+
+// pendingAddr is mm0's tlb_flush_pending (with trackPending).
+func (c *config) pendingAddr() model.Addr {
+	n := c.pages + 2*c.mms
+	if c.arch == archX86 {
+		n += c.mms
+	}
+	return model.Addr(n)
+}
+
+// callStart is the first pc of a syscall.
+func (c *config) callStart() uint8 {
+	if c.trackPending() {
+		return sGather
+	}
+	return sLock
 }
 
 // firstPC is where a reclaimer takes up a folio of its list.
@@ -263,8 +289,10 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		// bookkeeping adds invariants only, never state.
 		bookkeeping: p["bookkeeping"] == 1,
 		contend:     p["contend"] == 1,
+		nested:      p["nested"] == 1,
 	}
 	c.batched, c.drain, c.counter, c.overflowSafe, c.flushDirty, c.retakeDrain = true, true, true, true, true, true
+	c.nestedFlush = true
 	switch variant {
 	case Immediate:
 		// Mainline with should_defer_flush false: the drains still run and
@@ -302,6 +330,8 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		c.arch, c.x86Era, c.genZero = archX86, eraV60, true
 	case PutbackEarly:
 		c.putbackEarly = true // contend=1: Fixed
+	case NoNestedFlush:
+		c.nestedFlush = false // nested=1: Fixed
 	case ARM64Migrate:
 		c.arch, c.rMigrate = archARM64, true
 	case ARM64SwitchNoDSB:
@@ -391,8 +421,21 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		if kind == kMadvFree && c.largeFolio && c.largeVA < 0 {
 			c.largeVA = va
 		}
-		c.sysKind = append(c.sysKind, kind)
-		c.sysAddr = append(c.sysAddr, uint8(va))
+		c.sysKind[0] = append(c.sysKind[0], kind)
+		c.sysAddr[0] = append(c.sysAddr[0], uint8(va))
+	}
+	c.nsys = 1
+	if c.nested {
+		// mprotect takes mmap_lock for writing, and munmap for unlinking
+		// the vma: only madvise calls, under the read lock, nest.
+		for _, kind := range c.sysKind[0] {
+			if kind == kMprotect || kind == kMunmap {
+				return nil, fmt.Errorf("nested=1: the first syscall thread's %s takes mmap_lock for writing and cannot run beside syscall2's madvise: use syscall=3 (MADV_DONTNEED) or 4 (MADV_FREE)", kindNames[kind])
+			}
+		}
+		c.nsys = 2
+		c.sysKind[1] = []uint8{kMadvDontneed}
+		c.sysAddr[1] = []uint8{0}
 	}
 
 	// mm_cpumask at the start: the syscall thread's CPU for mm0, and each
@@ -416,8 +459,14 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		c.tReclaim[k] = k
 		c.rName[k] = c.names[k]
 	}
-	c.tSyscall = len(c.names)
-	c.names = append(c.names, "syscall")
+	for i := 0; i < c.nsys; i++ {
+		c.sysName[i] = "syscall"
+		if i > 0 {
+			c.sysName[i] = fmt.Sprintf("syscall%d", i+1)
+		}
+		c.tSys[i] = len(c.names)
+		c.names = append(c.names, c.sysName[i])
+	}
 	c.tUser0 = len(c.names)
 	for u := 0; u < c.users; u++ {
 		c.names = append(c.names, fmt.Sprintf("user%d", u))
@@ -437,6 +486,9 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		for mm := 0; mm < c.mms; mm++ {
 			c.memNames = append(c.memNames, c.mmName(mm)+"context.tlb_gen")
 		}
+	}
+	if c.trackPending() {
+		c.memNames = append(c.memNames, c.mmName(0)+"tlb_flush_pending")
 	}
 	for i := range c.ptlName {
 		c.ptlName[i] = fmt.Sprintf("PTL%d", i)

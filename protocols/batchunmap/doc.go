@@ -106,6 +106,9 @@
 //     riscv-asid-clear.
 //   - D-bug9: x86 INVLPGB, broadcast ASIDs flushed through the cpumask
 //     only (not modelled).
+//   - no-nested-flush: two madvise(MADV_DONTNEED) calls whose
+//     mmu_gathers nest (nested=1), before 99baac21e458: tlb_finish_mmu
+//     does not flush the mm when mm_tlb_flush_nested.
 //   - arm64-switch-no-dsb (a mutation of arm64-migrate): a reclaimer
 //     migrates after deferring a page, and __switch_to lacks the dsb(ish)
 //     that completes the TLBIs it issued on the CPU it leaves.
@@ -137,7 +140,7 @@
 // page ends the access (swap-in is not modelled, and the spec accepts any
 // outcome for it); a reclaimer stays on its CPU, but in arm64-migrate,
 // where it may move once, after unlocking a PTL with a TLBI in flight;
-// mm->tlb_flush_pending is not modelled (syscall.go says why); riscv's
+// mm->tlb_flush_pending only with nested=1 (syscall.go says why); riscv's
 // ASID rollover is not modelled (it clears no mm_cpumask bit and only
 // adds flushes: docs/batchunmap.md).
 // x86: PCID is on (v4.14 without PCID makes every switch_mm to another mm

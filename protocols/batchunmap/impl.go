@@ -110,8 +110,10 @@ type kernel struct {
 	// inflight is arm64's TLBIs issued by each reclaimer's CPU and not yet
 	// completed by a DSB there (va bits).
 	inflight [maxReclaimers]atomic.Uint32
-	// sysOp is the syscall thread's current call (the calls returned).
-	sysOp atomic.Int32
+	// sysOp is each syscall thread's current call (the calls returned).
+	sysOp [maxSysThreads]atomic.Int32
+	// pending is mm0's tlb_flush_pending (nested gathers).
+	pending *rt.Word64
 
 	obs struct {
 		mu       sync.Mutex
@@ -124,8 +126,8 @@ type kernel struct {
 		held     [maxPages]bool // PTL held (for counter-sound)
 		word     [maxMMs]uint64 // shadow of tlb_flush_batched
 		deferVA  [maxReclaimers]int
-		gathered int // the page the syscall's mmu_gather holds (-1: none)
-		owes     int // the va whose flush the syscall still owes (-1: none)
+		gathered [maxSysThreads]int // the page each syscall's mmu_gather holds (-1: none)
+		owes     [maxSysThreads]int // the va whose flush each syscall still owes (-1: none)
 		note     note
 	}
 }
@@ -155,11 +157,18 @@ func (k *kernel) start() {
 	for r := range k.obs.deferVA {
 		k.obs.deferVA[r] = -1
 	}
-	k.obs.gathered, k.obs.owes = -1, -1
+	for i := range k.obs.gathered {
+		k.obs.gathered[i], k.obs.owes[i] = -1, -1
+	}
+	if c.trackPending() {
+		k.pending = e.Word64(c.mmName(0) + "tlb_flush_pending")
+	}
 	for r := 0; r < c.reclaimers; r++ {
 		e.Go(c.names[c.tReclaim[r]], func() { k.reclaim(r) })
 	}
-	e.Go(c.names[c.tSyscall], k.syscall)
+	for i := 0; i < c.nsys; i++ {
+		e.Go(c.names[c.tSys[i]], func() { k.syscall(i) })
+	}
 	for u := 0; u < c.users; u++ {
 		e.Go(c.names[c.tUser0+u], func() { k.user(u) })
 	}
@@ -925,19 +934,29 @@ func (ir *implReclaimer) free(last bool) {
 	k.endStep()
 	k.e.Yield("")
 	k.obs.mu.Lock()
-	held := k.obs.gathered
 	desc := ""
-	switch {
-	case held >= 0 && ir.queued&(1<<uint(held)) != 0:
-		desc = fmt.Sprintf(" (the mmu_gather of %s still holds page %d)", callName(c.sysKind[k.syscallOp()], held), held)
-	case c.reuse:
+	if c.reuse {
 		desc = "; the allocator hands them to a new owner, who writes 9"
+	}
+	held := func(p int) int {
+		for i := 0; i < c.nsys; i++ {
+			if k.obs.gathered[i] == p {
+				return i
+			}
+		}
+		return -1
+	}
+	for p := 0; p < c.pages; p++ {
+		if i := held(p); i >= 0 && ir.queued&(1<<uint(p)) != 0 {
+			desc = fmt.Sprintf(" (the mmu_gather of %s still holds page %d)", callName(c.sysKind[i][k.sysOp[i].Load()], p), p)
+			break
+		}
 	}
 	for p := 0; p < c.pages; p++ {
 		if ir.queued&(1<<uint(p)) == 0 {
 			continue
 		}
-		if p == held {
+		if held(p) >= 0 {
 			k.obs.page[p] = pgHeld
 			continue
 		}
@@ -961,35 +980,40 @@ func (ir *implReclaimer) free(last bool) {
 
 // ---- the syscall thread ----
 
-// syscallOp is the index of the syscall thread's current call (the
-// number of calls that have returned).
-func (k *kernel) syscallOp() int { return int(k.sysOp.Load()) }
-
-// syscall runs the program's calls (stepSyscall).
-func (k *kernel) syscall() {
-	for op := 0; op < k.c.syscalls; op++ {
-		k.call(op)
+// syscall runs syscall thread i's program (stepSyscall).
+func (k *kernel) syscall(i int) {
+	for op := range k.c.sysKind[i] {
+		k.call(i, op)
 	}
 	k.endStep()
 }
 
-// call is one call of the program, on one va.
-func (k *kernel) call(op int) {
+// call is one call of syscall thread i's program, on one va.
+func (k *kernel) call(i, op int) {
 	e, c := k.e, k.c
-	va, kind := int(c.sysAddr[op]), c.sysKind[op]
+	va, kind := int(c.sysAddr[i][op]), c.sysKind[i][op]
 	mm, l := c.mmOf[va], c.ptlOf(va)
 	lname := c.ptlName[l]
 	fn := ptlFunc[kind]
 	var word uint64 // tlb_flush_batched as the last drain read it
 	retaken := false
 	gathered, page := false, false
+	if c.trackPending() {
+		// tlb_gather_mmu.
+		k.endStep()
+		n := k.pending.Add(callName(kind, va)+": tlb_gather_mmu: inc_tlb_flush_pending → ", 1) + 1
+		e.Note(fmt.Sprint(n))
+		e.Call(c.tSys[i], memIn{Op: callOps[kind], VA: uint8(va)})
+	}
 	for {
 		k.endStep()
 		if retaken {
 			k.ptl[l].Lock(fmt.Sprintf("%s: pte_offset_map_lock %s again after split_folio", fn, lname))
 		} else {
 			k.ptl[l].Lock(fmt.Sprintf("%s: pte_offset_map_lock %s (%s)", fn, lname, callName(kind, va)))
-			e.Call(c.tSyscall, memIn{Op: callOps[kind], VA: uint8(va)})
+			if !c.trackPending() {
+				e.Call(c.tSys[i], memIn{Op: callOps[kind], VA: uint8(va)})
+			}
 		}
 		k.setHeld(l, true)
 		if c.drain && (!retaken || c.retakeDrain) {
@@ -998,7 +1022,7 @@ func (k *kernel) call(op int) {
 		// The PTE step.
 		k.endStep()
 		e.Yield("")
-		split := k.changePTE(va, kind, word, retaken, &gathered, &page)
+		split := k.changePTE(i, va, kind, word, retaken, &gathered, &page)
 		if !split {
 			break
 		}
@@ -1014,6 +1038,9 @@ func (k *kernel) call(op int) {
 	}
 
 	ret := "; " + callName(kind, va) + " returns"
+	if c.trackPending() {
+		ret = "" // dec_tlb_flush_pending ends the call
+	}
 	k.endStep()
 	tail := ""
 	if !gathered && !page {
@@ -1021,6 +1048,18 @@ func (k *kernel) call(op int) {
 	}
 	k.ptl[l].Unlock(fmt.Sprintf("%s: pte_unmap_unlock %s%s", fn, lname, tail))
 	k.setHeld(l, false)
+	if c.trackPending() {
+		// tlb_finish_mmu: mm_tlb_flush_nested.
+		k.endStep()
+		n := k.pending.Load("tlb_finish_mmu: mm_tlb_flush_nested: tlb_flush_pending = ")
+		if n > 1 {
+			e.Notef("%d > 1: another gather is in flight: fullmm, freed_tables", n)
+			k.forceFlush(i, mm)
+			gathered = false
+		} else {
+			e.Note(fmt.Sprint(n))
+		}
+	}
 	if gathered {
 		// tlb_finish_mmu: the gathered flush, after the PTL was dropped.
 		t := ret
@@ -1033,12 +1072,12 @@ func (k *kernel) call(op int) {
 			e.Yield("")
 			m := uint8(k.mask[mm].Load())
 			k.dropVA(m, va)
-			k.setOwes(-1)
+			k.setOwes(i, -1)
 			e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d → CPUs %s%s", va, cpus(m), t)
 		case archARM64:
 			k.step("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, t)
 			k.dropVA(c.allUserCPUs(), va)
-			k.setOwes(-1)
+			k.setOwes(i, -1)
 		default:
 			k.endStep()
 			trim := k.chooseTrim()
@@ -1049,7 +1088,7 @@ func (k *kernel) call(op int) {
 			} else {
 				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(int(k.gen[mm].Load()), st), t)
 			}
-			k.setOwes(-1)
+			k.setOwes(i, -1)
 		}
 	}
 	if page {
@@ -1057,7 +1096,7 @@ func (k *kernel) call(op int) {
 		k.endStep()
 		e.Yield("")
 		k.obs.mu.Lock()
-		k.obs.gathered = -1
+		k.obs.gathered[i] = -1
 		freed := k.obs.page[va] == pgHeld
 		if freed {
 			k.freePage(va)
@@ -1072,7 +1111,38 @@ func (k *kernel) call(op int) {
 		}
 		e.Notef("tlb_finish_mmu: free_pages_and_swap_cache page %d (%s)%s", va, what, ret)
 	}
-	k.endCall(op, va, kind)
+	if c.trackPending() {
+		k.endStep()
+		n := k.pending.Add("tlb_finish_mmu: dec_tlb_flush_pending → ", ^uint64(0)) - 1
+		e.Notef("%d; %s returns", n, callName(kind, va))
+	}
+	k.endCall(i, op, va, kind)
+}
+
+// forceFlush is tlb_finish_mmu's flush of the whole mm when its gather
+// nests with another (the model's sForce), by syscall thread i.
+func (k *kernel) forceFlush(i, mm int) {
+	e, c := k.e, k.c
+	switch c.arch {
+	case archRISCV:
+		k.endStep()
+		e.Yield("")
+		m := uint8(k.mask[mm].Load())
+		k.dropMM(m, mm)
+		k.setOwes(i, -1)
+		e.Notef("tlb_finish_mmu: tlb_flush_mmu: flush_tlb_mm → CPUs %s", cpus(m))
+	case archARM64:
+		k.step("tlb_finish_mmu: tlb_flush_mmu: flush_tlb_mm: dsb(ishst); tlbi aside1is; dsb(ish)")
+		k.dropMM(c.allUserCPUs(), mm)
+		k.setOwes(i, -1)
+	default:
+		k.endStep()
+		e.Yield("")
+		rnd, st := k.x86Start(rkMM, mm, 0, cpuSyscall, 0, false)
+		e.Notef("tlb_finish_mmu: tlb_flush_mmu: flush_tlb_mm: %s", c.describeStart(int(k.gen[mm].Load()), st))
+		k.x86Handlers(&rnd, nil)
+		k.setOwes(i, -1)
+	}
 }
 
 // drain is flush_tlb_batched_pending under PTL l.
@@ -1150,7 +1220,7 @@ func (k *kernel) unlockCPUs() {
 // changePTE is the syscall's PTE step (the model's stepPTE), right after
 // its scheduling point, with every CPU held so that the marks are a
 // consistent cut. It reports whether madvise must drop the PTL to split.
-func (k *kernel) changePTE(va int, kind uint8, word uint64, retaken bool, gathered, page *bool) (split bool) {
+func (k *kernel) changePTE(i, va int, kind uint8, word uint64, retaken bool, gathered, page *bool) (split bool) {
 	e, c := k.e, k.c
 	k.lockCPUs()
 	defer k.unlockCPUs()
@@ -1192,15 +1262,15 @@ func (k *kernel) changePTE(va int, kind uint8, word uint64, retaken bool, gather
 		e.Return(protectClient, memOut{Res: resOK})
 		e.Notef("change_pte_range: pte[%d] %s → %s; tlb_flush_pte_range records va%d", va, describePTE(old), describePTE(old&^bWrite), va)
 		*gathered = true
-		k.setOwes(va)
+		k.setOwes(i, va)
 	case kMunmap, kMadvDontneed:
 		old = uint8(p.Swap(0))
 		e.Notef("zap_pte_range: ptep_get_and_clear_full pte[%d] (%s); tlb_remove_tlb_entry records va%d; the mmu_gather takes page %d", va, describePTE(old), va, va)
 		*gathered, *page = true, true
 		k.obs.mu.Lock()
-		k.obs.gathered = va
+		k.obs.gathered[i] = va
 		k.obs.mu.Unlock()
-		k.setOwes(va)
+		k.setOwes(i, va)
 	case kMadvFree:
 		k.obs.mu.Lock()
 		isLarge := va == c.largeVA && !k.obs.split
@@ -1230,15 +1300,15 @@ func (k *kernel) changePTE(va int, kind uint8, word uint64, retaken bool, gather
 		}
 		e.Notef("madvise_free_pte_range: clear_young_dirty_ptes pte[%d] %s → %s; tlb_remove_tlb_entries records va%d; folio_mark_lazyfree", va, describePTE(old), describePTE(old&^bDirty), va)
 		*gathered = true
-		k.setOwes(va)
+		k.setOwes(i, va)
 	}
 	k.mark(va, kind)
 	return false
 }
 
-func (k *kernel) setOwes(va int) {
+func (k *kernel) setOwes(i, va int) {
 	k.obs.mu.Lock()
-	k.obs.owes = va
+	k.obs.owes[i] = va
 	k.obs.mu.Unlock()
 }
 
@@ -1264,7 +1334,7 @@ func (k *kernel) mark(va int, kind uint8) {
 }
 
 // endCall is the model's endCall: the return to user space.
-func (k *kernel) endCall(op, va int, kind uint8) {
+func (k *kernel) endCall(i, op, va int, kind uint8) {
 	level := uint8(bNoWrite)
 	if kind == kMunmap || kind == kMadvDontneed {
 		level = bNoAccess
@@ -1274,8 +1344,8 @@ func (k *kernel) endCall(op, va int, kind uint8) {
 			*p = *p&^bCur | level
 		}
 	})
-	k.e.Return(k.c.tSyscall, memOut{Res: resOK})
-	k.sysOp.Store(int32(op + 1))
+	k.e.Return(k.c.tSys[i], memOut{Res: resOK})
+	k.sysOp[i].Store(int32(op + 1))
 }
 
 // noteBoolCleared is the model's: the drain under PTL l stored false while
@@ -1464,7 +1534,7 @@ func (k *kernel) use(u, cpu, va int, write bool, ent uint8) memOut {
 			who, where, accessVerb(write), va, k.cause())
 	case write && ent&bNoWrite != 0:
 		k.e.Failf(SyscallPostcondition, "%s on %s writes va%d through a stale %s TLB entry after %s: %s",
-			who, where, va, describePTE(ent), c.returnedWhat(va, k.syscallOp()), k.cause())
+			who, where, va, describePTE(ent), c.returnedWhat(va, int(k.sysOp[0].Load())), k.cause())
 	}
 	return out
 }
@@ -1510,7 +1580,7 @@ func (k *kernel) counterSound() string {
 	for va := 0; va < c.pages; va++ {
 		l := c.ptlOf(va)
 		h := k.staleCPUs(va, false)
-		if h == 0 || held[l] || owes == va {
+		if h == 0 || held[l] || owes[0] == va || owes[1] == va {
 			continue
 		}
 		if w := word[c.mmOf[va]]; !c.armed(w) {

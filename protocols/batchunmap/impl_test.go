@@ -41,6 +41,8 @@ var conformParams = []model.Params{
 	{"reclaimers": 1, "pages": 3, "syscall": 3, "migrations": 2},
 	{"contend": 1},
 	{"contend": 1, "syscall": 4, "syscalls": 2, "pages": 3},
+	{"nested": 1, "syscall": 3, "syscalls": 2},
+	{"nested": 1, "syscall": 4, "syscalls": 1, "bookkeeping": 1},
 }
 
 // TestImplConformance runs the real code under rt's random and PCT
@@ -57,6 +59,9 @@ func TestImplConformance(t *testing.T) {
 	}
 	for _, v := range Impl.Variants {
 		for _, p := range conformParams {
+			if fixedOtherwise(v, p) {
+				continue
+			}
 			tg := newTarget(t, v, p)
 			n := others
 			if p == nil {
@@ -128,6 +133,7 @@ var stressParams = []model.Params{
 	{"pages": 2, "ptls": 2, "users": 2, "accesses": 4, "syscalls": 2, "syscall": 1},
 	{"migrations": 4, "accesses": 4, "syscalls": 4},
 	{"contend": 1, "accesses": 4, "pages": 4, "batch": 1},
+	{"nested": 1, "syscall": 3, "accesses": 4},
 }
 
 // TestImplStress runs the correct variants under the Go scheduler with

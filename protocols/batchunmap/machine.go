@@ -57,8 +57,11 @@ func (m *machine) Init() model.State {
 		s.r[k].list = c.ownPages[k] &^ (1 << uint(k))
 		s.r[k].pc = c.firstPC()
 	}
-	if c.syscalls == 0 {
-		s.s.pc = sDone
+	for i := range s.sc {
+		s.sc[i].pc = c.callStart()
+		if len(c.sysKind[i]) == 0 {
+			s.sc[i].pc = sDone
+		}
 	}
 	return s
 }
@@ -70,7 +73,12 @@ func (m *machine) Init() model.State {
 // leaves a later extra flush, never a retry), so under weak fairness
 // every call returns, and the thread reaches the end of its program.
 func syscallInFlight(st model.State) bool {
-	return st.(*state).s.pc != sDone
+	for _, sc := range st.(*state).sc {
+		if sc.pc != sDone {
+			return true
+		}
+	}
+	return false
 }
 
 // Step runs thread t's next step. The reclaimers and the syscall thread
@@ -81,8 +89,8 @@ func (m *machine) Step(st model.State, t int, x *model.Exec) {
 	switch {
 	case t < c.reclaimers:
 		s.stepReclaim(x, t)
-	case t == c.tSyscall:
-		s.stepSyscall(x)
+	case t < c.tUser0:
+		s.stepSyscall(x, t-c.tSys[0])
 	default:
 		s.stepUser(x, t-c.tUser0)
 	}

@@ -74,6 +74,15 @@ var matrix = []model.Config{
 	{Params: model.Params{"contend": 1},
 		Why:      "the reclaimers contend for folios: a folio kept under writeback goes back on the LRU after its reclaimer's flush and is freed by either reclaimer's second pass (with the other's flush, which owes it nothing); reclaim's folio_trylock fails while madvise splits, and madvise's while reclaim holds the folio",
 		Variants: allBut(heavy...)},
+	{Params: model.Params{"nested": 1, "syscall": 3, "syscalls": 1},
+		Why:      "two syscall threads zap va0 with MADV_DONTNEED, their mmu_gathers nesting: the one that finds the PTE gone flushes the whole mm at tlb_finish_mmu (mm_tlb_flush_nested) while the other's flush is still to come (x86 is left out: 21 880 830 states, x86-v4.14 10 533 048)",
+		Variants: allBut(heavy...),
+		Expect: map[string]string{
+			// One call per thread, both on va0 under PTL0: no race
+			// across two locks, no MADV_FREE.
+			BoolFlag:      model.ExpectOK,
+			MadviseRetake: model.ExpectOK,
+		}},
 	{Params: model.Params{"contend": 1, "syscalls": 1},
 		Why:      "contended folios where x86 fits (at contend=1 alone mainline x86 has 18 780 959 states; here one mprotect, no madvise split): a reclaimer frees a folio the other unmapped, its flush sent to a batch cpumask of its own, while the user task leaves its CPU and comes back (x86-v6.0 differs from x86-v4.20 only in flush_tlb_func's early return)",
 		Variants: []string{X86, X86V414, X86V420}},

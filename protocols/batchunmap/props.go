@@ -73,14 +73,19 @@ func checkCounterSound(st model.State) string {
 	return ""
 }
 
-// syscallOwes reports whether the syscall thread's call has changed
+// syscallOwes reports whether a syscall thread's call has changed
 // pte[va] and not yet finished flushing it.
 func (s *state) syscallOwes(va int) bool {
-	sc := &s.s
-	if sc.pc == sDone || int(s.c.sysAddr[sc.op]) != va {
-		return false
+	for i := range s.sc {
+		sc := &s.sc[i]
+		if sc.pc == sDone || int(s.c.sysAddr[i][sc.op]) != va {
+			continue
+		}
+		if sc.gathered || sc.pc == sRound && (sc.rnd.kind == rkRange || sc.forced) {
+			return true
+		}
 	}
-	return sc.gathered || sc.pc == sRound && sc.rnd.kind == rkRange
+	return false
 }
 
 // cause explains, from the first recorded loss, why a stale entry

@@ -21,6 +21,7 @@ const (
 	X86NoCatchUp     = "x86-no-catch-up"
 	X86GenZero       = "x86-gen-zero"
 	PutbackEarly     = "putback-before-flush"
+	NoNestedFlush    = "no-nested-flush"
 	ARM64Migrate     = "arm64-migrate"
 	ARM64SwitchNoDSB = "arm64-switch-no-dsb"
 	ARM64            = "arm64"
@@ -29,7 +30,7 @@ const (
 
 // variantNames lists the variants in Protocol's order.
 var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
-	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero, PutbackEarly, ARM64Migrate, ARM64SwitchNoDSB}
+	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero, PutbackEarly, ARM64Migrate, ARM64SwitchNoDSB, NoNestedFlush}
 
 // Property names (P1-P5, and the progress property L1-L2:
 // every call the syscall thread makes returns).
@@ -114,6 +115,11 @@ var Protocol = &model.Protocol{
 			Description:  "mutation, with contended folios: shrink_folio_list puts a folio it kept (writeback started) back on the LRU at once, before its try_to_unmap_flush, so the other reclaimer can isolate it, find it clean and unmapped, and free it after its own flush, which owes that folio nothing",
 			Source:       "mutation of mm/vmscan.c: move_folios_to_lru of shrink_folio_list's ret_folios runs after try_to_unmap_flush (shrink_inactive_list, reclaim_folio_list)",
 			Fixed:        model.Params{"contend": 1}},
+		{Name: NoNestedFlush, Expect: SyscallPostcondition,
+			AlsoViolates: []string{NoLostWrite},
+			Description:  "two syscall threads' madvise calls on one va (nested=1) before 99baac21e458: tlb_finish_mmu does not check mm_tlb_flush_nested, so the call that found the PTE already zapped returns while the other's flush is still to come",
+			Source:       "99baac21e458 mm: fix MADV_[FREE|DONTNEED] TLB flush miss problem (Minchan Kim, 2017): tlb_gather_mmu/tlb_finish_mmu count mm->tlb_flush_pending, and a nested gather flushes the whole mm",
+			Fixed:        model.Params{"nested": 1, "syscall": 3}},
 		{Name: ARM64Migrate, Expect: model.ExpectOK,
 			Description: "arm64 with reclaimers that may be preempted and migrate to another CPU after deferring a page (tlbi issued, not completed) and before arch_tlbbatch_flush's dsb(ish) on the new CPU: __switch_to's dsb(ish) on the old CPU completes its TLBIs",
 			Source:      "arch/arm64/kernel/process.c __switch_to: \"Complete any pending TLB or cache maintenance on this CPU in case the thread migrates to a different CPU\"; 43b3dfdd0455 relies on it (Ryan Roberts, 4b634918384c's discussion)"},
@@ -151,6 +157,8 @@ var Protocol = &model.Protocol{
 			Description: "1: a freed page is handed to a new owner, who overwrites it"},
 		{Name: "contend", Default: 0, Min: 0, Max: 1,
 			Description: "1: the reclaimers contend for folios: each starts with its pages (i%reclaimers) isolated, takes folio_trylock, keeps a folio whose writeback pageout started (the keep path unlocks it before try_to_unmap_flush) and puts it back on the LRU after the flush; a second pass isolates whatever is on the LRU, the other's folios too, and frees those whose writeback is done; madvise's split takes the folio lock too"},
+		{Name: "nested", Default: 0, Min: 0, Max: 1,
+			Description: "1: a second syscall thread of mm0 (syscall2, on CPU1 too) calls madvise(va0, MADV_DONTNEED) beside the first, whose program must then be madvise only (syscall=3 or 4): their mmu_gathers nest through mm->tlb_flush_pending (tlb_gather_mmu, mm_tlb_flush_nested, tlb_finish_mmu)"},
 		{Name: "bookkeeping", Default: 0, Min: 0, Max: 1,
 			Description: "1: also check flush-before-free and counter-sound, which fire where the bookkeeping is lost rather than at the harm"},
 	},

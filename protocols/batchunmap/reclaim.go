@@ -364,7 +364,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			if r.queued&(1<<uint(p)) == 0 {
 				continue
 			}
-			if s.s.page && int(c.sysAddr[s.s.op]) == p {
+			if s.gatherHolds(p) >= 0 {
 				// An mmu_gather still holds a reference: the page is freed
 				// when the gather releases it.
 				s.page[p] = pgHeld
@@ -462,6 +462,16 @@ func (c *config) describePutbackEarly() string {
 	return ""
 }
 
+// gatherHolds is the syscall thread whose mmu_gather holds page p, or -1.
+func (s *state) gatherHolds(p int) int {
+	for i := range s.sc {
+		if sc := &s.sc[i]; sc.page && int(s.c.sysAddr[i][sc.op]) == p {
+			return i
+		}
+	}
+	return -1
+}
+
 // describeFree is the label of the step that frees the free batch and, at
 // the end of a pass with contend=1, puts the kept folios back.
 func (s *state) describeFree(r *reclaimer) string {
@@ -511,9 +521,10 @@ func (s *state) freePage(x *model.Exec, p int) {
 const reusedVal = 9
 
 func (s *state) describeHeld(queued uint8) string {
-	if s.s.page && queued&(1<<s.c.sysAddr[s.s.op]) != 0 {
-		va := int(s.c.sysAddr[s.s.op])
-		return " (the mmu_gather of " + callName(s.c.sysKind[s.s.op], va) + " still holds page " + strconv.Itoa(va) + ")"
+	for p := 0; p < s.c.pages; p++ {
+		if i := s.gatherHolds(p); i >= 0 && queued&(1<<uint(p)) != 0 {
+			return " (the mmu_gather of " + callName(s.c.sysKind[i][s.sc[i].op], p) + " still holds page " + strconv.Itoa(p) + ")"
+		}
 	}
 	if s.c.reuse {
 		return "; the allocator hands them to a new owner, who writes 9"

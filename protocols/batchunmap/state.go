@@ -105,6 +105,10 @@ const (
 	sFlush              // tlb_finish_mmu: flush the gathered range
 	sRelease            // tlb_finish_mmu: release the gathered page
 	sRound              // x86: a flush round's handler on its next target CPU
+	sGather             // nested: tlb_gather_mmu: inc_tlb_flush_pending
+	sNested             // nested: tlb_finish_mmu: mm_tlb_flush_nested
+	sForce              // nested: tlb_finish_mmu: flush the whole mm
+	sDec                // nested: tlb_finish_mmu: dec_tlb_flush_pending
 	sDone
 )
 
@@ -154,6 +158,7 @@ type syscaller struct {
 	gathered bool  // the mmu_gather recorded a flush of the call's va
 	page     bool  // the mmu_gather holds the call's page
 	retaken  bool  // madvise re-took the PTL after splitting
+	forced   bool  // the flush in flight is tlb_finish_mmu's of the whole mm
 	ret      uint8 // pc after the round
 	rnd      round
 }
@@ -197,13 +202,13 @@ type vars struct {
 	ptl      []model.Mutex // one per page-table lock
 	cells    []uint8       // state.tlb, page, val, acc, task, loaded and ctx, in this order
 	r        []reclaimer
-	note     note // outside the memory layer, like the TLBs
-	s        syscaller
-	migrated uint8 // migrations made so far
-	lazy     uint8 // pages MADV_FREE marked lazyfree (bit per page)
-	lru      uint8 // contend: folios on the LRU (bit per page)
-	flock    uint8 // contend: locked folios (bit per page)
-	split    bool  // the large folio has been split
+	note     note        // outside the memory layer, like the TLBs
+	sc       []syscaller // the syscall threads
+	migrated uint8       // migrations made so far
+	lazy     uint8       // pages MADV_FREE marked lazyfree (bit per page)
+	lru      uint8       // contend: folios on the LRU (bit per page)
+	flock    uint8       // contend: locked folios (bit per page)
+	split    bool        // the large folio has been split
 }
 
 var codec = model.MustCodec[vars]()
@@ -236,6 +241,7 @@ func newState(c *config) *state {
 	s.mem = model.NewMem(c.memNames...)
 	s.ptl = make([]model.Mutex, c.ptls)
 	s.r = make([]reclaimer, c.reclaimers)
+	s.sc = make([]syscaller, c.nsys)
 	s.cells = make([]uint8, c.cells())
 	s.views()
 	return s
@@ -286,7 +292,7 @@ func (s *state) CopyFrom(src model.State) { codec.Copy(&s.vars, &src.(*state).va
 func (s *state) Decode(b []byte) error {
 	err := codec.Decode(b, &s.vars)
 	c := s.c
-	if err == nil && (len(s.ptl) != c.ptls || len(s.cells) != c.cells() || len(s.r) != c.reclaimers) {
+	if err == nil && (len(s.ptl) != c.ptls || len(s.cells) != c.cells() || len(s.r) != c.reclaimers || len(s.sc) != c.nsys) {
 		err = fmt.Errorf("decode batchunmap state: the encoding is not of a machine with pages=%d ptls=%d users=%d reclaimers=%d", c.pages, c.ptls, c.users, c.reclaimers)
 	}
 	if err != nil {
@@ -417,10 +423,16 @@ func (s *state) Vars() []model.Var {
 			out = append(out, model.Var{Name: name + ".flush_round", Value: c.describeRound(r.rnd)})
 		}
 	}
-	out = append(out, model.Var{Name: "syscall.pc", Value: fmt.Sprintf("%d call %d", s.s.pc, s.s.op)},
-		model.Var{Name: "mmu_gather", Value: fmt.Sprintf("flush va=%v page=%v", s.s.gathered, s.s.page)})
-	if c.arch == archX86 {
-		out = append(out, model.Var{Name: "syscall.flush_round", Value: c.describeRound(s.s.rnd)})
+	for i := range s.sc {
+		sc, name, gather := &s.sc[i], c.sysName[i], "mmu_gather"
+		if i > 0 {
+			gather = name + ".mmu_gather"
+		}
+		out = append(out, model.Var{Name: name + ".pc", Value: fmt.Sprintf("%d call %d", sc.pc, sc.op)},
+			model.Var{Name: gather, Value: fmt.Sprintf("flush va=%v page=%v", sc.gathered, sc.page)})
+		if c.arch == archX86 {
+			out = append(out, model.Var{Name: name + ".flush_round", Value: c.describeRound(sc.rnd)})
+		}
 	}
 	if c.contend {
 		out = append(out, model.Var{Name: "lru", Value: pageSet(s.lru)}, model.Var{Name: "folio locks", Value: pageSet(s.flock)})

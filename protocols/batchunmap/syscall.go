@@ -29,18 +29,21 @@ const sEnd = sDone + 1
 //     PTL is dropped.
 //
 // mm->tlb_flush_pending, which tlb_gather_mmu raises and tlb_finish_mmu
-// lowers around the flush, is not modelled: its readers are x86's
-// pte_accessible on PROT_NONE PTEs, mm_tlb_flush_nested with two gathers
-// of one mm at once, and KSM, none of which the model has, so its
-// increment and decrement would be steps no other step observes.
-func (s *state) stepSyscall(x *model.Exec) {
-	c, sc := s.c, &s.s
+// lowers around the flush, is modelled with nested=1 only: its readers
+// are x86's pte_accessible on PROT_NONE PTEs and KSM, which the model does
+// not have, and mm_tlb_flush_nested, which needs two gathers of one mm at
+// once: a second syscall thread (syscall2). With one thread its increment
+// and decrement would be steps no other step observes. With two, a
+// thread's tlb_finish_mmu that sees the other's gather flushes the whole
+// mm (99baac21e458).
+func (s *state) stepSyscall(x *model.Exec, i int) {
+	c, sc := s.c, &s.sc[i]
 	if sc.pc == sDone {
 		x.Done()
 		return
 	}
-	va := int(c.sysAddr[sc.op])
-	kind := c.sysKind[sc.op]
+	va := int(c.sysAddr[i][sc.op])
+	kind := c.sysKind[i][sc.op]
 	mm := c.mmOf[va]
 	l := c.ptlOf(va)
 	lname := c.ptlName[l]
@@ -55,8 +58,8 @@ func (s *state) stepSyscall(x *model.Exec) {
 			}
 			return
 		}
-		if x.Recording() && !sc.retaken {
-			x.Call(c.tSyscall, memIn{Op: callOps[kind], VA: uint8(va)})
+		if x.Recording() && !sc.retaken && !c.trackPending() {
+			x.Call(c.tSys[i], memIn{Op: callOps[kind], VA: uint8(va)})
 		}
 		x.Lock(&s.ptl[l], lname)
 		if x.Labelling() {
@@ -89,14 +92,7 @@ func (s *state) stepSyscall(x *model.Exec) {
 			w := uint64(sc.word)
 			why = fmt.Sprintf("pending %d != flushed %d", c.pending(w), c.flushed(w))
 		}
-		sc.pc = sDrainClear
 		switch {
-		case c.arch == archRISCV:
-			mask := s.flushMMMask(x, mm)
-			countRound(x, cpuSyscall, mask)
-			if x.Labelling() {
-				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s) → CPUs %s", why, cpus(mask))
-			}
 		case c.arch == archARM64 && c.dsbOnly:
 			// arch_flush_tlb_batched_pending before 4b634918384c: a DSB on
 			// this CPU, which completes only the TLBIs this CPU issued.
@@ -107,21 +103,12 @@ func (s *state) stepSyscall(x *model.Exec) {
 			if x.Labelling() {
 				x.Labelf("flush_tlb_batched_pending: arch_flush_tlb_batched_pending (%s): dsb(ish) on CPU1", why)
 			}
-		case c.arch == archARM64:
-			s.broadcastMM(x, mm)
-			x.Count(mFlushRounds, 1)
-			x.Count(mTLBI, 1)
-			x.Count(mDSB, 1)
-			if x.Labelling() {
-				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s): dsb(ishst); tlbi aside1is; dsb(ish)", why)
-			}
+			sc.pc = sDrainClear
 		default:
-			st := s.x86Start(x, &sc.rnd, rkMM, mm, 0, cpuSyscall, 0)
-			countRound(x, cpuSyscall, st.targets)
+			what := s.flushMM(x, i, mm, sDrainClear, true)
 			if x.Labelling() {
-				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s): %s", why, c.describeStart(s.genNow(mm), st))
+				x.Labelf("flush_tlb_batched_pending: flush_tlb_mm (%s)%s", why, what)
 			}
-			s.afterStart(sc.rnd.pend, &sc.pc, &sc.ret, sDrainClear, sRound)
 		}
 
 	case sDrainClear:
@@ -145,7 +132,7 @@ func (s *state) stepSyscall(x *model.Exec) {
 		sc.pc = sPTE
 
 	case sPTE:
-		s.stepPTE(x, va, kind)
+		s.stepPTE(x, i, va, kind)
 
 	case sSplitUnlock:
 		x.Unlock(&s.ptl[l], lname)
@@ -184,22 +171,79 @@ func (s *state) stepSyscall(x *model.Exec) {
 	case sUnlock:
 		x.Unlock(&s.ptl[l], lname)
 		if x.Labelling() {
-			x.Labelf("%s: pte_unmap_unlock %s%s", fn, lname, s.describeAfterUnlock())
+			x.Labelf("%s: pte_unmap_unlock %s%s", fn, lname, s.describeAfterUnlock(i))
 		}
 		switch {
+		case c.trackPending():
+			sc.pc = sNested
 		case sc.gathered:
 			sc.pc = sFlush
 		case sc.page:
 			sc.pc = sRelease
 		default:
-			s.endCall(x)
+			s.endCall(x, i)
 		}
+
+	case sGather:
+		// tlb_gather_mmu: the call begins.
+		if x.Recording() {
+			x.Call(c.tSys[i], memIn{Op: callOps[kind], VA: uint8(va)})
+		}
+		n := x.FetchAdd(s.mem, c.pendingAddr(), 1) + 1
+		if x.Labelling() {
+			x.Labelf("%s: tlb_gather_mmu: inc_tlb_flush_pending → %d", callName(kind, va), n)
+		}
+		sc.pc = sLock
+
+	case sNested:
+		n := x.Load(s.mem, c.pendingAddr())
+		if x.Labelling() {
+			what := ""
+			if n > 1 {
+				what = " > 1: another gather is in flight: fullmm, freed_tables"
+			}
+			x.Labelf("tlb_finish_mmu: mm_tlb_flush_nested: tlb_flush_pending = %d%s", n, what)
+		}
+		switch {
+		case n > 1:
+			sc.pc = sForce
+		case sc.gathered:
+			sc.pc = sFlush
+		case sc.page:
+			sc.pc = sRelease
+		default:
+			sc.pc = sDec
+		}
+
+	case sForce:
+		// tlb_flush_mmu with fullmm: flush_tlb_mm, the gathered range
+		// included.
+		owed := sc.gathered
+		sc.gathered = false
+		next := uint8(sDec)
+		if sc.page {
+			next = sRelease
+		}
+		what := s.flushMM(x, i, mm, next, false)
+		if sc.pc == sRound {
+			sc.forced = owed // the flush this call owes is in flight
+		}
+		if x.Labelling() {
+			x.Labelf("tlb_finish_mmu: tlb_flush_mmu: flush_tlb_mm%s", what)
+		}
+
+	case sDec:
+		n := x.FetchAdd(s.mem, c.pendingAddr(), ^uint64(0)) - 1
+		if x.Labelling() {
+			x.Labelf("tlb_finish_mmu: dec_tlb_flush_pending → %d%s", n, s.describeReturn(i, sEnd))
+		}
+		s.endCall(x, i)
 
 	case sFlush:
 		// tlb_finish_mmu → tlb_flush_mmu_tlbonly → flush_tlb_mm_range of
 		// the gathered page, after the PTL was dropped.
 		sc.gathered = false
-		next := uint8(sEnd)
+		next := s.finalPC()
 		if sc.page {
 			next = sRelease
 		}
@@ -207,12 +251,12 @@ func (s *state) stepSyscall(x *model.Exec) {
 		case archRISCV:
 			mask := s.flushRangeMask(x, mm, va)
 			if x.Labelling() {
-				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d → CPUs %s%s", va, cpus(mask), s.describeReturn(next))
+				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d → CPUs %s%s", va, cpus(mask), s.describeReturn(i, next))
 			}
 		case archARM64:
 			s.broadcastVA(x, va)
 			if x.Labelling() {
-				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, s.describeReturn(next))
+				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, s.describeReturn(i, next))
 			}
 		default:
 			st := s.x86Start(x, &sc.rnd, rkRange, mm, va, cpuSyscall, 0)
@@ -224,10 +268,10 @@ func (s *state) stepSyscall(x *model.Exec) {
 				return
 			}
 			if x.Labelling() {
-				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(s.genNow(mm), st), s.describeReturn(next))
+				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(s.genNow(mm), st), s.describeReturn(i, next))
 			}
 		}
-		s.continueAt(x, next)
+		s.continueAt(x, i, next)
 
 	case sRelease:
 		// tlb_batch_pages_flush → free_pages_and_swap_cache: the gather's
@@ -247,9 +291,9 @@ func (s *state) stepSyscall(x *model.Exec) {
 			case freed:
 				what = "the last reference: freed"
 			}
-			x.Labelf("tlb_finish_mmu: free_pages_and_swap_cache page %d (%s)%s", va, what, s.describeReturn(sEnd))
+			x.Labelf("tlb_finish_mmu: free_pages_and_swap_cache page %d (%s)%s", va, what, s.describeReturn(i, s.finalPC()))
 		}
-		s.endCall(x)
+		s.continueAt(x, i, s.finalPC())
 
 	case sRound:
 		h := s.x86Handle(x, &sc.rnd)
@@ -257,50 +301,93 @@ func (s *state) stepSyscall(x *model.Exec) {
 		if x.Labelling() {
 			ret := ""
 			if done {
-				ret = s.describeReturn(sc.ret)
+				ret = s.describeReturn(i, sc.ret)
 			}
 			x.Labelf("%s IPI: flush_tlb_func on %s%s", roundName(h.rnd.kind), c.describeHandled(h, s.genNow(int(h.rnd.mm))), ret)
 		}
 		if done {
 			next := sc.ret
-			sc.ret = 0
-			s.continueAt(x, next)
+			sc.ret, sc.forced = 0, false
+			s.continueAt(x, i, next)
 		}
 	}
 }
 
-// continueAt moves the syscall thread on to pc next, ending the call in
+// continueAt moves syscall thread i on to pc next, ending the call in
 // this step when next is sEnd.
-func (s *state) continueAt(x *model.Exec, next uint8) {
+func (s *state) continueAt(x *model.Exec, i int, next uint8) {
 	if next == sEnd {
-		s.endCall(x)
+		s.endCall(x, i)
 		return
 	}
-	s.s.pc = next
+	s.sc[i].pc = next
+}
+
+// finalPC is where tlb_finish_mmu goes once the flush and the release
+// are done: the return, or with nested gathers dec_tlb_flush_pending.
+func (s *state) finalPC() uint8 {
+	if s.c.trackPending() {
+		return sDec
+	}
+	return sEnd
 }
 
 // describeReturn is the tail of the label of the step that ends a call.
-func (s *state) describeReturn(next uint8) string {
+func (s *state) describeReturn(i int, next uint8) string {
 	if next != sEnd {
 		return ""
 	}
-	c := s.c
-	return "; " + callName(c.sysKind[s.s.op], int(c.sysAddr[s.s.op])) + " returns"
+	c, op := s.c, s.sc[i].op
+	return "; " + callName(c.sysKind[i][op], int(c.sysAddr[i][op])) + " returns"
 }
 
-func (s *state) describeAfterUnlock() string {
-	if s.s.gathered || s.s.page {
+func (s *state) describeAfterUnlock(i int) string {
+	if sc := &s.sc[i]; sc.gathered || sc.page || s.c.trackPending() {
 		return ""
 	}
-	return s.describeReturn(sEnd)
+	return s.describeReturn(i, sEnd)
+}
+
+// flushMM is flush_tlb_mm(mm) by syscall thread i (the drain's, counted
+// as a reclaim-caused round, or tlb_finish_mmu's), which goes on at next
+// (x86: after its handlers); it returns what the flush did, for the
+// label.
+func (s *state) flushMM(x *model.Exec, i, mm int, next uint8, drain bool) string {
+	c, sc := s.c, &s.sc[i]
+	sc.pc = next
+	switch c.arch {
+	case archRISCV:
+		mask := s.flushMMMask(x, mm)
+		if drain {
+			countRound(x, cpuSyscall, mask)
+		}
+		return " → CPUs " + cpus(mask)
+	case archARM64:
+		s.broadcastMM(x, mm)
+		if drain {
+			x.Count(mFlushRounds, 1)
+			x.Count(mTLBI, 1)
+			x.Count(mDSB, 1)
+		}
+		return ": dsb(ishst); tlbi aside1is; dsb(ish)"
+	}
+	st := s.x86Start(x, &sc.rnd, rkMM, mm, 0, cpuSyscall, 0)
+	if drain {
+		countRound(x, cpuSyscall, st.targets)
+	}
+	s.afterStart(sc.rnd.pend, &sc.pc, &sc.ret, next, sRound)
+	if !x.Labelling() {
+		return ""
+	}
+	return ": " + c.describeStart(s.genNow(mm), st)
 }
 
 // Functions that take the PTL, per syscall kind.
 var ptlFunc = [...]string{"change_pte_range", "madvise_free_pte_range", "zap_pte_range", "zap_pte_range"}
 
 // stepPTE examines and changes pte[va] under its PTL.
-func (s *state) stepPTE(x *model.Exec, va int, kind uint8) {
-	c, sc := s.c, &s.s
+func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
+	c, sc := s.c, &s.sc[i]
 	a := c.pteAddr(va)
 	old := uint8(x.Load(s.mem, a))
 	sc.pc = sUnlock
@@ -317,7 +404,7 @@ func (s *state) stepPTE(x *model.Exec, va int, kind uint8) {
 			x.Labelf("%s: pte[%d] none (swap entry): %s", fn, va, what)
 		}
 		s.mark(va, kind)
-		s.noteSkipped(va, kind)
+		s.noteSkipped(sc, va, kind)
 		return
 	}
 	switch kind {
@@ -411,11 +498,11 @@ func (s *state) mark(va int, kind uint8) {
 
 // endCall is the return of the current call to user space: the entries
 // its PTE change left behind now break its postcondition.
-func (s *state) endCall(x *model.Exec) {
-	c, sc := s.c, &s.s
-	va := int(c.sysAddr[sc.op])
+func (s *state) endCall(x *model.Exec, i int) {
+	c, sc := s.c, &s.sc[i]
+	va := int(c.sysAddr[i][sc.op])
 	level := uint8(bNoWrite)
-	if k := c.sysKind[sc.op]; k == kMunmap || k == kMadvDontneed {
+	if k := c.sysKind[i][sc.op]; k == kMunmap || k == kMadvDontneed {
 		level = bNoAccess
 	}
 	for i := 0; i < c.userCPUs; i++ {
@@ -425,12 +512,12 @@ func (s *state) endCall(x *model.Exec) {
 		}
 	}
 	if x.Recording() {
-		x.Return(c.tSyscall, memOut{Res: resOK})
+		x.Return(c.tSys[i], memOut{Res: resOK})
 	}
 	sc.retaken, sc.word = false, 0
 	sc.op++
-	sc.pc = sLock
-	if int(sc.op) == c.syscalls {
+	sc.pc = c.callStart()
+	if int(sc.op) == len(c.sysKind[i]) {
 		sc.pc = sDone
 	}
 }
@@ -487,15 +574,15 @@ func (s *state) noteDSBOnly() {
 
 // noteSkipped records that a syscall trusted a none PTE while a CPU still
 // caches va.
-func (s *state) noteSkipped(va int, kind uint8) {
+func (s *state) noteSkipped(sc *syscaller, va int, kind uint8) {
 	if s.note.kind != noteNone || s.staleCPUs(va) == 0 {
 		return
 	}
-	n := note{kind: noteNoFlush, va: uint8(va), word: s.s.word, op: kind}
+	n := note{kind: noteNoFlush, va: uint8(va), word: sc.word, op: kind}
 	switch {
 	case !s.c.drain:
 		n.kind = noteNoDrain
-	case s.s.retaken && !s.c.retakeDrain:
+	case sc.retaken && !s.c.retakeDrain:
 		n.kind = noteRetake
 	}
 	s.note = n

@@ -173,8 +173,10 @@ func (s *state) incGen(x *model.Exec, mm int) int {
 			rnd.lag++
 		}
 	}
-	if rnd := &s.s.rnd; inFlight(rnd, mm) {
-		rnd.lag++
+	for i := range s.sc {
+		if rnd := &s.sc[i].rnd; inFlight(rnd, mm) {
+			rnd.lag++
+		}
 	}
 	s.capLags(mm)
 	return g
@@ -194,8 +196,10 @@ func (s *state) lagCap(mm int) int {
 			m = max(m, int(rnd.lag))
 		}
 	}
-	if rnd := &s.s.rnd; inFlight(rnd, mm) {
-		m = max(m, int(rnd.lag))
+	for i := range s.sc {
+		if rnd := &s.sc[i].rnd; inFlight(rnd, mm) {
+			m = max(m, int(rnd.lag))
+		}
 	}
 	return max(m+1, 2)
 }

@@ -225,7 +225,7 @@ func (s *state) use(x *model.Exec, u, cpu, va int, write bool, e uint8) memOut {
 			c.userName[u], c.cpuName[cpu], accessVerb(write), va, s.cause())
 	case write && e&bNoWrite != 0:
 		x.Fail(SyscallPostcondition, "%s on %s writes va%d through a stale %s TLB entry after %s: %s",
-			c.userName[u], c.cpuName[cpu], va, describePTE(e), c.returnedWhat(va, int(s.s.op)), s.cause())
+			c.userName[u], c.cpuName[cpu], va, describePTE(e), c.returnedWhat(va, int(s.sc[0].op)), s.cause())
 	}
 	if write {
 		s.val[va] = uint8(u + 1)
@@ -252,10 +252,10 @@ func freedBy(st uint8) string {
 // older entries and has returned, of the first op calls.
 func (c *config) returnedWhat(va, op int) string {
 	for k := min(op, c.syscalls) - 1; k >= 0; k-- {
-		if int(c.sysAddr[k]) != va {
+		if int(c.sysAddr[0][k]) != va {
 			continue
 		}
-		switch c.sysKind[k] {
+		switch c.sysKind[0][k] {
 		case kMprotect:
 			return fmt.Sprintf("mprotect(va%d, PROT_READ) returned", va)
 		case kMadvFree:
