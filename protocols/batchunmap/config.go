@@ -86,9 +86,22 @@ const (
 	kMadvFree            // madvise(va, MADV_FREE): madvise_free_pte_range
 	kMunmap              // munmap(va): unmap_page_range/zap_pte_range
 	kMadvDontneed        // madvise(va, MADV_DONTNEED): zap_pte_range
+	kMadvCold            // madvise(va, MADV_COLD): madvise_cold_or_pageout_pte_range
+	kMadvPageout         // madvise(va, MADV_PAGEOUT): madvise_cold_or_pageout_pte_range
 )
 
-var kindNames = [...]string{"mprotect", "madvise(MADV_FREE)", "munmap", "madvise(MADV_DONTNEED)"}
+var kindNames = [...]string{"mprotect", "madvise(MADV_FREE)", "munmap", "madvise(MADV_DONTNEED)", "madvise(MADV_COLD)", "madvise(MADV_PAGEOUT)"}
+
+// splits reports whether a call of kind splits a large folio it meets,
+// dropping and re-taking the PTL (madvise_free_pte_range,
+// madvise_cold_or_pageout_pte_range).
+func splits(kind uint8) bool {
+	return kind == kMadvFree || kind == kMadvCold || kind == kMadvPageout
+}
+
+// promises reports whether a call of kind makes a promise a stale entry
+// can break once it returns (MADV_COLD and MADV_PAGEOUT make none).
+func promises(kind uint8) bool { return kind != kMadvCold && kind != kMadvPageout }
 
 // callName renders a call of kind on va as the program makes it.
 func callName(kind uint8, va int) string {
@@ -99,6 +112,10 @@ func callName(kind uint8, va int) string {
 		return fmt.Sprintf("madvise(va%d, MADV_FREE)", va)
 	case kMunmap:
 		return fmt.Sprintf("munmap(va%d)", va)
+	case kMadvCold:
+		return fmt.Sprintf("madvise(va%d, MADV_COLD)", va)
+	case kMadvPageout:
+		return fmt.Sprintf("madvise(va%d, MADV_PAGEOUT)", va)
 	}
 	return fmt.Sprintf("madvise(va%d, MADV_DONTNEED)", va)
 }
@@ -108,6 +125,7 @@ func callName(kind uint8, va int) string {
 var programs = [...][]uint8{
 	{kMprotect, kMadvFree, kMunmap, kMadvDontneed},
 	{kMprotect}, {kMunmap}, {kMadvDontneed}, {kMadvFree},
+	{kMadvCold}, {kMadvPageout},
 }
 
 // The fixed CPUs: the first reclaimer (kswapd) on CPU0, the syscall thread
@@ -418,7 +436,10 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		if kind == kMunmap {
 			unmapped[va] = k
 		}
-		if kind == kMadvFree && c.largeFolio && c.largeVA < 0 {
+		if kind == kMadvPageout && c.contend {
+			return nil, fmt.Errorf("contend=1 with MADV_PAGEOUT: the folio it isolates would be reclaimed by the syscall thread itself (reclaim_pages), a third reclaimer the model does not have")
+		}
+		if splits(kind) && c.largeFolio && c.largeVA < 0 {
 			c.largeVA = va
 		}
 		c.sysKind[0] = append(c.sysKind[0], kind)

@@ -19,7 +19,8 @@
 // move_folios_to_lru after the flush, a second pass of isolate_lru_folios); a
 // syscall thread of mm0 on CPU1 runs a program of mprotect(PROT_READ),
 // madvise(MADV_FREE) (dropping and re-taking the PTL to split a large
-// folio), munmap and madvise(MADV_DONTNEED), each flushing through its
+// folio), munmap and madvise(MADV_DONTNEED), or of MADV_COLD or
+// MADV_PAGEOUT (madvise_cold_or_pageout_pte_range), each flushing through its
 // mmu_gather after it drops the PTL, as tlb_finish_mmu does; user tasks
 // read and write through their CPUs' TLBs (a miss walks the page table, a
 // write through a clean entry writes the dirty bit through, as

@@ -1027,7 +1027,7 @@ func (k *kernel) call(i, op int) {
 			break
 		}
 		k.endStep()
-		k.ptl[l].Unlock(fmt.Sprintf("madvise_free_pte_range: pte_unmap_unlock %s to split the large folio", lname))
+		k.ptl[l].Unlock(fmt.Sprintf("%s: pte_unmap_unlock %s to split the large folio", fn, lname))
 		k.setHeld(l, false)
 		k.step("split_folio: the large folio at va%d becomes small; folio_unlock", va)
 		k.obs.mu.Lock()
@@ -1229,10 +1229,16 @@ func (k *kernel) changePTE(i, va int, kind uint8, word uint64, retaken bool, gat
 	fn := ptlFunc[kind]
 	if old&bPresent == 0 {
 		what := "nothing to change, nothing to flush"
-		if kind == kMadvFree || kind == kMunmap || kind == kMadvDontneed {
+		switch kind {
+		case kMadvFree, kMunmap, kMadvDontneed:
 			what = "free_swap_and_cache_nr, clear_not_present_full_ptes, nothing to flush"
+		case kMadvCold, kMadvPageout:
+			what = "!pte_present: next"
 		}
 		e.Notef("%s: pte[%d] none (swap entry): %s", fn, va, what)
+		if !promises(kind) {
+			return false
+		}
 		k.mark(va, kind)
 		if !k.noteSet() && k.staleCPUs(va, true) != 0 {
 			n := note{kind: noteNoFlush, va: uint8(va), word: uint16(word), op: kind}
@@ -1246,10 +1252,40 @@ func (k *kernel) changePTE(i, va int, kind uint8, word uint64, retaken bool, gat
 		}
 		return false
 	}
+	if splits(kind) {
+		k.obs.mu.Lock()
+		isLarge := va == c.largeVA && !k.obs.split
+		bit := uint8(1) << uint(va)
+		busy := isLarge && c.contend && k.obs.flock&bit != 0
+		if isLarge && c.contend && !busy {
+			k.obs.flock |= bit
+		}
+		k.obs.mu.Unlock()
+		if busy {
+			e.Notef("%s: pte[%d] (%s) maps part of a large folio: folio_trylock fails (reclaim holds it): skip it", fn, va, describePTE(old))
+			return false
+		}
+		if isLarge {
+			e.Notef("%s: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", fn, va, describePTE(old))
+			return true
+		}
+	}
 	// The hardware may set the dirty bit between the load and the change:
 	// each change is a compare-and-swap loop, as the kernel's atomic
 	// get-and-clear keeps such an update.
 	switch kind {
+	case kMadvCold, kMadvPageout:
+		k.obs.mu.Lock()
+		onLRU := c.contend && k.obs.lru&(1<<uint(va)) != 0
+		k.obs.mu.Unlock()
+		if !onLRU {
+			e.Notef("%s: pte[%d] (%s): !folio_test_lru (reclaim has isolated it): next", fn, va, describePTE(old))
+			return false
+		}
+		e.Notef("%s: clear_young_dirty_ptes(CYDP_CLEAR_YOUNG) pte[%d]; tlb_remove_tlb_entries records va%d; folio_deactivate", fn, va, va)
+		*gathered = true
+		k.setOwes(i, va)
+		return false
 	case kMprotect:
 		for old&bWrite != 0 && !p.CompareAndSwap(uint32(old), uint32(old&^bWrite)) {
 			old = uint8(p.Load())
@@ -1273,24 +1309,8 @@ func (k *kernel) changePTE(i, va int, kind uint8, word uint64, retaken bool, gat
 		k.setOwes(i, va)
 	case kMadvFree:
 		k.obs.mu.Lock()
-		isLarge := va == c.largeVA && !k.obs.split
-		bit := uint8(1) << uint(va)
-		busy := isLarge && c.contend && k.obs.flock&bit != 0
-		if isLarge && c.contend && !busy {
-			k.obs.flock |= bit
-		}
-		if !isLarge {
-			k.obs.lazy |= bit
-		}
+		k.obs.lazy |= 1 << uint(va)
 		k.obs.mu.Unlock()
-		if busy {
-			e.Notef("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock fails (reclaim holds it): skip it", va, describePTE(old))
-			return false
-		}
-		if isLarge {
-			e.Notef("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", va, describePTE(old))
-			return true
-		}
 		for old&bDirty != 0 && !p.CompareAndSwap(uint32(old), uint32(old&^bDirty)) {
 			old = uint8(p.Load())
 		}
@@ -1314,6 +1334,9 @@ func (k *kernel) setOwes(i, va int) {
 
 // mark is the model's mark, with every CPU held.
 func (k *kernel) mark(va int, kind uint8) {
+	if !promises(kind) {
+		return
+	}
 	for i := 0; i < k.c.userCPUs; i++ {
 		p := &k.cpu[k.c.userCPU0+i].tlb[va]
 		if *p == 0 {
@@ -1340,7 +1363,7 @@ func (k *kernel) endCall(i, op, va int, kind uint8) {
 		level = bNoAccess
 	}
 	k.each(k.c.allUserCPUs(), func(_ int, cs *cpuState) {
-		if p := &cs.tlb[va]; *p&bCur != 0 {
+		if p := &cs.tlb[va]; *p&bCur != 0 && promises(kind) {
 			*p = *p&^bCur | level
 		}
 	})

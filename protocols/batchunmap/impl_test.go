@@ -43,6 +43,8 @@ var conformParams = []model.Params{
 	{"contend": 1, "syscall": 4, "syscalls": 2, "pages": 3},
 	{"nested": 1, "syscall": 3, "syscalls": 2},
 	{"nested": 1, "syscall": 4, "syscalls": 1, "bookkeeping": 1},
+	{"syscall": 5, "contend": 1},
+	{"syscall": 6, "ptls": 1},
 }
 
 // TestImplConformance runs the real code under rt's random and PCT
@@ -59,7 +61,7 @@ func TestImplConformance(t *testing.T) {
 	}
 	for _, v := range Impl.Variants {
 		for _, p := range conformParams {
-			if fixedOtherwise(v, p) {
+			if refused(v, p) {
 				continue
 			}
 			tg := newTarget(t, v, p)

@@ -146,7 +146,7 @@ var Protocol = &model.Protocol{
 		{Name: "migrations", Default: 1, Min: 0, Max: 4,
 			Description: "times the user tasks together are scheduled out (their CPU switches to another process) and back in on a CPU running another process (a spare CPU is added when > 0)"},
 		{Name: "syscall", Default: 0, Min: 0, Max: len(programs) - 1, Sentinel: true,
-			Description: "the syscall thread's program: 0 mprotect, madvise(MADV_FREE), munmap, madvise(MADV_DONTNEED) in turn; 1 mprotect(PROT_READ) only; 2 munmap only; 3 MADV_DONTNEED only; 4 MADV_FREE only"},
+			Description: "the syscall thread's program: 0 mprotect, madvise(MADV_FREE), munmap, madvise(MADV_DONTNEED) in turn; 1 mprotect(PROT_READ) only; 2 munmap only; 3 MADV_DONTNEED only; 4 MADV_FREE only; 5 MADV_COLD only; 6 MADV_PAGEOUT only"},
 		{Name: "syscalls", Default: 3, Min: 0, Max: maxSyscalls,
 			Description: "calls of the syscall thread, on mm0's vas in turn"},
 		{Name: "large", Default: 1, Min: 0, Max: 1,

@@ -22,10 +22,12 @@ const (
 	opMunmap
 	opDontneed
 	opFree
+	opCold    // MADV_COLD: nothing the process sees
+	opPageout // MADV_PAGEOUT: the page may go to swap, its contents kept
 )
 
 // callOps is the operation of each syscall kind.
-var callOps = [...]opKind{kMprotect: opMprotect, kMadvFree: opFree, kMunmap: opMunmap, kMadvDontneed: opDontneed}
+var callOps = [...]opKind{kMprotect: opMprotect, kMadvFree: opFree, kMunmap: opMunmap, kMadvDontneed: opDontneed, kMadvCold: opCold, kMadvPageout: opPageout}
 
 // protectClient is the porcupine client of opProtect events: mprotect's
 // own client has the mprotect call in flight.
@@ -65,6 +67,10 @@ func (i memIn) String() string {
 		return fmt.Sprintf("madvise(va%d, MADV_DONTNEED)", i.VA)
 	case opFree:
 		return fmt.Sprintf("madvise(va%d, MADV_FREE)", i.VA)
+	case opCold:
+		return fmt.Sprintf("madvise(va%d, MADV_COLD)", i.VA)
+	case opPageout:
+		return fmt.Sprintf("madvise(va%d, MADV_PAGEOUT)", i.VA)
 	}
 	return fmt.Sprintf("mprotect(va%d, PROT_READ)", i.VA)
 }
@@ -171,6 +177,8 @@ func memorySpec() *model.Spec {
 					return true, v
 				case opFree:
 					v.maybeZero = true
+					return true, v
+				case opCold, opPageout:
 					return true, v
 				}
 				v.prot = readOnly

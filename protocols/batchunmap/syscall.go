@@ -137,7 +137,7 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 	case sSplitUnlock:
 		x.Unlock(&s.ptl[l], lname)
 		if x.Labelling() {
-			x.Labelf("madvise_free_pte_range: pte_unmap_unlock %s to split the large folio", lname)
+			x.Labelf("%s: pte_unmap_unlock %s to split the large folio", fn, lname)
 		}
 		sc.pc = sSplit
 
@@ -383,7 +383,7 @@ func (s *state) flushMM(x *model.Exec, i, mm int, next uint8, drain bool) string
 }
 
 // Functions that take the PTL, per syscall kind.
-var ptlFunc = [...]string{"change_pte_range", "madvise_free_pte_range", "zap_pte_range", "zap_pte_range"}
+var ptlFunc = [...]string{"change_pte_range", "madvise_free_pte_range", "zap_pte_range", "zap_pte_range", "madvise_cold_or_pageout_pte_range", "madvise_cold_or_pageout_pte_range"}
 
 // stepPTE examines and changes pte[va] under its PTL.
 func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
@@ -398,13 +398,40 @@ func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
 		// drain makes true.
 		if x.Labelling() {
 			what := "nothing to change, nothing to flush"
-			if kind == kMadvFree || kind == kMunmap || kind == kMadvDontneed {
+			switch kind {
+			case kMadvFree, kMunmap, kMadvDontneed:
 				what = "free_swap_and_cache_nr, clear_not_present_full_ptes, nothing to flush"
+			case kMadvCold, kMadvPageout:
+				what = "!pte_present: next"
 			}
 			x.Labelf("%s: pte[%d] none (swap entry): %s", fn, va, what)
 		}
-		s.mark(va, kind)
-		s.noteSkipped(sc, va, kind)
+		if promises(kind) {
+			s.mark(va, kind)
+			s.noteSkipped(sc, va, kind)
+		}
+		return
+	}
+	if splits(kind) && va == c.largeVA && !s.split {
+		// folio_trylock succeeds: a reclaimer holds the folio lock only
+		// while it holds this PTL, or after it cleared the PTE (with
+		// contend=1 the folio lock is state: it fails while a reclaimer
+		// holds it, and madvise goes on to the next PTE, here none).
+		x.Touch(c.pageName[va], true)
+		if c.contend {
+			bit := uint8(1) << uint(va)
+			if s.flock&bit != 0 {
+				if x.Labelling() {
+					x.Labelf("%s: pte[%d] (%s) maps part of a large folio: folio_trylock fails (reclaim holds it): skip it", fn, va, describePTE(old))
+				}
+				return
+			}
+			s.flock |= bit
+		}
+		if x.Labelling() {
+			x.Labelf("%s: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", fn, va, describePTE(old))
+		}
+		sc.pc = sSplitUnlock
 		return
 	}
 	switch kind {
@@ -433,29 +460,25 @@ func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
 			x.Labelf("zap_pte_range: ptep_get_and_clear_full pte[%d] (%s); tlb_remove_tlb_entry records va%d; the mmu_gather takes page %d", va, describePTE(old), va, va)
 		}
 		sc.gathered, sc.page = true, true
-	case kMadvFree:
-		if va == c.largeVA && !s.split {
-			// folio_trylock succeeds: a reclaimer holds the folio lock only
-			// while it holds this PTL, or after it cleared the PTE (with
-			// contend=1 the folio lock is state: it fails while a reclaimer
-			// holds it, and madvise goes on to the next PTE, here none).
-			x.Touch(c.pageName[va], true)
-			if c.contend {
-				bit := uint8(1) << uint(va)
-				if s.flock&bit != 0 {
-					if x.Labelling() {
-						x.Labelf("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock fails (reclaim holds it): skip it", va, describePTE(old))
-					}
-					return
-				}
-				s.flock |= bit
-			}
+	case kMadvCold, kMadvPageout:
+		// The folio is skipped unless it is on the LRU: with contend=0
+		// every folio is isolated by its reclaimer from the start.
+		x.Touch("lru", false)
+		if !c.contend || s.lru&(1<<uint(va)) == 0 {
 			if x.Labelling() {
-				x.Labelf("madvise_free_pte_range: pte[%d] (%s) maps part of a large folio: folio_trylock, split it", va, describePTE(old))
+				x.Labelf("%s: pte[%d] (%s): !folio_test_lru (reclaim has isolated it): next", fn, va, describePTE(old))
 			}
-			sc.pc = sSplitUnlock
 			return
 		}
+		// MADV_COLD on a young PTE (the model keeps no accessed bit:
+		// every present PTE is young); MADV_PAGEOUT with contend=1 is
+		// refused by the configuration.
+		if x.Labelling() {
+			x.Labelf("%s: clear_young_dirty_ptes(CYDP_CLEAR_YOUNG) pte[%d]; tlb_remove_tlb_entries records va%d; folio_deactivate", fn, va, va)
+		}
+		sc.gathered = true
+		return
+	case kMadvFree:
 		s.lazy |= 1 << uint(va)
 		if old&bDirty == 0 {
 			if x.Labelling() {
@@ -477,6 +500,9 @@ func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
 // (mprotect, MADV_FREE) or an access (munmap, MADV_DONTNEED) through it
 // after the call returns breaks the call's postcondition.
 func (s *state) mark(va int, kind uint8) {
+	if !promises(kind) {
+		return
+	}
 	for i := 0; i < s.c.userCPUs; i++ {
 		p := &s.tlb[i*s.c.pages+va]
 		if *p == 0 {
@@ -502,11 +528,12 @@ func (s *state) endCall(x *model.Exec, i int) {
 	c, sc := s.c, &s.sc[i]
 	va := int(c.sysAddr[i][sc.op])
 	level := uint8(bNoWrite)
-	if k := c.sysKind[i][sc.op]; k == kMunmap || k == kMadvDontneed {
+	k := c.sysKind[i][sc.op]
+	if k == kMunmap || k == kMadvDontneed {
 		level = bNoAccess
 	}
-	for i := 0; i < c.userCPUs; i++ {
-		p := &s.tlb[i*c.pages+va]
+	for j := 0; j < c.userCPUs && promises(k); j++ {
+		p := &s.tlb[j*c.pages+va]
 		if *p&bCur != 0 {
 			*p = *p&^bCur | level
 		}

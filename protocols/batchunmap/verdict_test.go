@@ -7,16 +7,13 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// fixedOtherwise reports whether p gives a parameter variant fixes
-// another value (no-nested-flush is defined with syscall=3).
-func fixedOtherwise(variant string, p model.Params) bool {
-	v, _ := Protocol.Variant(variant)
-	for k, f := range v.Fixed {
-		if g, ok := p[k]; ok && g != f {
-			return true
-		}
-	}
-	return false
+// refused reports whether variant cannot run with p: p gives a
+// parameter the variant fixes another value (no-nested-flush is defined
+// with syscall=3), or the variant's fixed values make p a configuration
+// the model refuses (putback-before-flush's contend=1 with MADV_PAGEOUT).
+func refused(variant string, p model.Params) bool {
+	_, _, err := Protocol.Instantiate(variant, p)
+	return err != nil
 }
 
 func explore(t *testing.T, variant string, p model.Params, opts explorer.Options) (*explorer.Result, model.Machine) {
@@ -173,6 +170,25 @@ func TestNestedGathers(t *testing.T) {
 	})
 	if _, _, err := Protocol.Instantiate(Generation, model.Params{"nested": 1}); err == nil {
 		t.Error("nested=1 with mprotect in the first thread's program: accepted")
+	}
+}
+
+// MADV_COLD and MADV_PAGEOUT (madvise_cold_or_pageout_pte_range) promise
+// nothing a stale entry can break: with only those calls, losing the drain
+// (no-pending-flush), or the drain after re-taking the PTL
+// (madvise-retake, 383c4613c67c), is harmless.
+func TestColdPageout(t *testing.T) {
+	checkVerdicts(t, model.Params{"syscall": 6}, []verdict{
+		{Generation, model.ExpectOK, 222499, 0},
+		{NoPendingFlush, model.ExpectOK, 61431, 0},
+		{MadviseRetake, model.ExpectOK, 200106, 0},
+	})
+	checkVerdicts(t, model.Params{"syscall": 5, "contend": 1}, []verdict{
+		{Generation, model.ExpectOK, 1381036, 0},
+		{MadviseRetake, model.ExpectOK, 1236983, 0},
+	})
+	if _, _, err := Protocol.Instantiate(Generation, model.Params{"syscall": 6, "contend": 1}); err == nil {
+		t.Error("MADV_PAGEOUT with contend=1: accepted")
 	}
 }
 
