@@ -88,9 +88,10 @@ const (
 	kMadvDontneed        // madvise(va, MADV_DONTNEED): zap_pte_range
 	kMadvCold            // madvise(va, MADV_COLD): madvise_cold_or_pageout_pte_range
 	kMadvPageout         // madvise(va, MADV_PAGEOUT): madvise_cold_or_pageout_pte_range
+	kMremap              // mremap(va, MREMAP_MAYMOVE) to a new address: move_ptes
 )
 
-var kindNames = [...]string{"mprotect", "madvise(MADV_FREE)", "munmap", "madvise(MADV_DONTNEED)", "madvise(MADV_COLD)", "madvise(MADV_PAGEOUT)"}
+var kindNames = [...]string{"mprotect", "madvise(MADV_FREE)", "munmap", "madvise(MADV_DONTNEED)", "madvise(MADV_COLD)", "madvise(MADV_PAGEOUT)", "mremap"}
 
 // splits reports whether a call of kind splits a large folio it meets,
 // dropping and re-taking the PTL (madvise_free_pte_range,
@@ -116,6 +117,8 @@ func callName(kind uint8, va int) string {
 		return fmt.Sprintf("madvise(va%d, MADV_COLD)", va)
 	case kMadvPageout:
 		return fmt.Sprintf("madvise(va%d, MADV_PAGEOUT)", va)
+	case kMremap:
+		return fmt.Sprintf("mremap(va%d → new)", va)
 	}
 	return fmt.Sprintf("madvise(va%d, MADV_DONTNEED)", va)
 }
@@ -126,6 +129,8 @@ var programs = [...][]uint8{
 	{kMprotect, kMadvFree, kMunmap, kMadvDontneed},
 	{kMprotect}, {kMunmap}, {kMadvDontneed}, {kMadvFree},
 	{kMadvCold}, {kMadvPageout},
+	{kMprotect, kMadvFree, kMremap, kMadvDontneed},
+	{kMremap},
 }
 
 // The fixed CPUs: the first reclaimer (kswapd) on CPU0, the syscall thread
@@ -155,6 +160,7 @@ type config struct {
 	x86Era       int  // x86: which arch/x86/mm/tlb.c (eraLazyMask...)
 	noCatchUp    bool // x86 mutation: switch_mm compares no tlb_gen, an ASID it finds is used as it is
 	genZero      bool // x86 aa44284960d5 before 8f1d56f64f8d: f->new_tlb_gen 0 of the batch flush compared
+	lateMremap   bool // move_ptes flushes after dropping the PTLs (before eb66ae030829)
 	putbackEarly bool // mutation: a kept folio goes back on the LRU before try_to_unmap_flush
 	nestedFlush  bool // tlb_gather_mmu counts mm->tlb_flush_pending, tlb_finish_mmu flushes the mm when nested (99baac21e458)
 	rMigrate     bool // arm64: a reclaimer may migrate between deferring a page and flushing the batch
@@ -190,6 +196,9 @@ type config struct {
 	sysAddr   [maxSysThreads][]uint8 // per syscall thread, the va of each call
 	sysName   [maxSysThreads]string
 	largeVA   int // the va mapped by a large folio (-1: none)
+	mremapVA  int // the va mremap moves (-1: none); its page goes to a new address
+	dstPTE    model.Addr
+	pendAddr  model.Addr
 
 	// Initial state.
 	initMask   [maxMMs]uint8
@@ -198,7 +207,7 @@ type config struct {
 	// Names, made once: a step names the objects it touches without
 	// formatting them.
 	memNames []string
-	ptlName  [maxPages]string
+	ptlName  [maxPages + 1]string
 	tlbName  [maxCPUs]string
 	pageName [maxPages]string
 	cpuName  [maxCPUs]string
@@ -229,12 +238,23 @@ func (c *config) reclaimerCPU(k int, moved bool) int {
 func (c *config) trackPending() bool { return c.nested && c.nestedFlush }
 
 // pendingAddr is mm0's tlb_flush_pending (with trackPending).
-func (c *config) pendingAddr() model.Addr {
-	n := c.pages + 2*c.mms
-	if c.arch == archX86 {
-		n += c.mms
+func (c *config) pendingAddr() model.Addr { return c.pendAddr }
+
+// nptl is the number of page-table locks: with mremap, the new
+// address's page table has one more.
+func (c *config) nptl() int {
+	if c.mremapVA >= 0 {
+		return c.ptls + 1
 	}
-	return model.Addr(n)
+	return c.ptls
+}
+
+// vaName names a va in a label; c.pages stands for mremap's new address.
+func (c *config) vaName(va int) string {
+	if va >= c.pages {
+		return "the new address"
+	}
+	return fmt.Sprintf("va%d", va)
 }
 
 // callStart is the first pc of a syscall.
@@ -348,6 +368,8 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		c.arch, c.x86Era, c.genZero = archX86, eraV60, true
 	case PutbackEarly:
 		c.putbackEarly = true // contend=1: Fixed
+	case MremapLateFlush:
+		c.batched, c.lateMremap = false, true // syscall=8 syscalls=1: Fixed
 	case NoNestedFlush:
 		c.nestedFlush = false // nested=1: Fixed
 	case ARM64Migrate:
@@ -425,7 +447,7 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		mm0 = append(mm0, va)
 	}
 	prog := programs[p["syscall"]]
-	c.largeVA = -1
+	c.largeVA, c.mremapVA = -1, -1
 	unmapped := map[int]int{}
 	for k := 0; k < c.syscalls; k++ {
 		kind := prog[k%len(prog)]
@@ -433,8 +455,14 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		if j, ok := unmapped[va]; ok {
 			return nil, fmt.Errorf("syscall %d (%s) would use va%d, which syscall %d unmapped: lower syscalls or raise pages", k, kindNames[kind], va, j)
 		}
-		if kind == kMunmap {
+		if kind == kMunmap || kind == kMremap {
 			unmapped[va] = k
+		}
+		if kind == kMremap {
+			if c.mremapVA >= 0 {
+				return nil, fmt.Errorf("syscall %d would be a second mremap: the model moves one page: lower syscalls", k)
+			}
+			c.mremapVA = va
 		}
 		if kind == kMadvPageout && c.contend {
 			return nil, fmt.Errorf("contend=1 with MADV_PAGEOUT: the folio it isolates would be reclaimed by the syscall thread itself (reclaim_pages), a third reclaimer the model does not have")
@@ -450,7 +478,7 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		// mprotect takes mmap_lock for writing, and munmap for unlinking
 		// the vma: only madvise calls, under the read lock, nest.
 		for _, kind := range c.sysKind[0] {
-			if kind == kMprotect || kind == kMunmap {
+			if kind == kMprotect || kind == kMunmap || kind == kMremap {
 				return nil, fmt.Errorf("nested=1: the first syscall thread's %s takes mmap_lock for writing and cannot run beside syscall2's madvise: use syscall=3 (MADV_DONTNEED) or 4 (MADV_FREE)", kindNames[kind])
 			}
 		}
@@ -509,11 +537,19 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		}
 	}
 	if c.trackPending() {
+		c.pendAddr = model.Addr(len(c.memNames))
 		c.memNames = append(c.memNames, c.mmName(0)+"tlb_flush_pending")
 	}
-	for i := range c.ptlName {
+	if c.mremapVA >= 0 {
+		c.dstPTE = model.Addr(len(c.memNames))
+		c.memNames = append(c.memNames, "pte[new]")
+	}
+	for i := range c.pageName {
 		c.ptlName[i] = fmt.Sprintf("PTL%d", i)
 		c.pageName[i] = fmt.Sprintf("page%d", i)
+	}
+	if c.mremapVA >= 0 {
+		c.ptlName[c.ptls] = "PTL(new)"
 	}
 	for cpu := range c.tlbName {
 		c.tlbName[cpu] = fmt.Sprintf("tlb[cpu%d]", cpu)

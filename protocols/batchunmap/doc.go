@@ -20,7 +20,8 @@
 // syscall thread of mm0 on CPU1 runs a program of mprotect(PROT_READ),
 // madvise(MADV_FREE) (dropping and re-taking the PTL to split a large
 // folio), munmap and madvise(MADV_DONTNEED), or of MADV_COLD or
-// MADV_PAGEOUT (madvise_cold_or_pageout_pte_range), each flushing through its
+// MADV_PAGEOUT (madvise_cold_or_pageout_pte_range), or with mremap of va0
+// to a new address (move_ptes, under both PTLs), each flushing through its
 // mmu_gather after it drops the PTL, as tlb_finish_mmu does; user tasks
 // read and write through their CPUs' TLBs (a miss walks the page table, a
 // write through a clean entry writes the dirty bit through, as
@@ -107,6 +108,10 @@
 //     riscv-asid-clear.
 //   - D-bug9: x86 INVLPGB, broadcast ASIDs flushed through the cpumask
 //     only (not modelled).
+//   - mremap-late-flush: move_ptes flushes the old address after
+//     dropping both PTLs (before eb66ae030829, CVE-2018-18281), with
+//     reclaim that does not batch: reclaim unmaps the page at the new
+//     address, flushes that address only, and frees it.
 //   - no-nested-flush: two madvise(MADV_DONTNEED) calls whose
 //     mmu_gathers nest (nested=1), before 99baac21e458: tlb_finish_mmu
 //     does not flush the mm when mm_tlb_flush_nested.

@@ -103,6 +103,7 @@ type kernel struct {
 	batched []*rt.Word64 // mm->tlb_flush_batched
 
 	pte  [maxPages]atomic.Uint32 // the page table, walked by the MMU
+	dst  atomic.Uint32           // mremap's PTE at the new address
 	mask [maxMMs]atomic.Uint32   // mm_cpumask
 	gen  [maxMMs]atomic.Int64    // x86 mm->context.tlb_gen
 	cpu  [maxCPUs]cpuState       // the user CPUs (indexed by CPU number)
@@ -119,12 +120,13 @@ type kernel struct {
 		mu       sync.Mutex
 		page     [maxPages]uint8 // pgMapped...
 		val      [maxPages]uint8
-		lazy     uint8          // lazyfree pages
-		lru      uint8          // contend: folios on the LRU
-		flock    uint8          // contend: locked folios
-		split    bool           // the large folio was split
-		held     [maxPages]bool // PTL held (for counter-sound)
-		word     [maxMMs]uint64 // shadow of tlb_flush_batched
+		lazy     uint8              // lazyfree pages
+		lru      uint8              // contend: folios on the LRU
+		flock    uint8              // contend: locked folios
+		split    bool               // the large folio was split
+		held     [maxPages + 1]bool // PTL held (for counter-sound)
+		moved    bool               // mremap moved its page to the new address
+		word     [maxMMs]uint64     // shadow of tlb_flush_batched
 		deferVA  [maxReclaimers]int
 		gathered [maxSysThreads]int // the page each syscall's mmu_gather holds (-1: none)
 		owes     [maxSysThreads]int // the va whose flush each syscall still owes (-1: none)
@@ -134,7 +136,7 @@ type kernel struct {
 
 func (k *kernel) start() {
 	e, c := k.e, k.c
-	for l := 0; l < c.ptls; l++ {
+	for l := 0; l < c.nptl(); l++ {
 		k.ptl = append(k.ptl, e.Mutex(c.ptlName[l]))
 	}
 	for mm := 0; mm < c.mms; mm++ {
@@ -216,7 +218,29 @@ func (k *kernel) each(mask uint8, f func(cpu int, cs *cpuState)) {
 }
 
 func (k *kernel) dropVA(mask uint8, va int) {
+	if va >= k.c.pages { // mremap's new address: untracked
+		return
+	}
 	k.each(mask, func(_ int, cs *cpuState) { cs.tlb[va] = 0 })
+}
+
+// ptlNow is the model's ptlNow: the PTL under which page va is mapped.
+func (k *kernel) ptlNow(va int) int {
+	k.obs.mu.Lock()
+	defer k.obs.mu.Unlock()
+	if va == k.c.mremapVA && k.obs.moved {
+		return k.c.ptls
+	}
+	return k.c.ptlOf(va)
+}
+
+// mremapOwes is the model's mremapOwes: syscall thread 0's mremap has
+// moved its page and not yet flushed the old address.
+func (k *kernel) mremapOwes() bool {
+	k.obs.mu.Lock()
+	defer k.obs.mu.Unlock()
+	op := int(k.sysOp[0].Load())
+	return op < len(k.c.sysKind[0]) && k.c.sysKind[0][op] == kMremap && k.obs.owes[0] >= 0
 }
 
 func (k *kernel) dropMM(mask uint8, mm int) {
@@ -337,7 +361,9 @@ func (k *kernel) x86Handlers(rnd *implRound, tail func() string) {
 				outcome = hUpToDate
 			case rnd.kind == rkRange && rnd.newGen == int64(local)+1 && rnd.newGen == g:
 				outcome = hPartial
-				cs.tlb[rnd.va] = 0
+				if rnd.va < c.pages { // not mremap's new address
+					cs.tlb[rnd.va] = 0
+				}
 			default:
 				outcome = hFull
 				for va := 0; va < c.pages; va++ {
@@ -692,24 +718,56 @@ func (ir *implReclaimer) keep(va int) {
 // free batch, or until try_to_unmap fails and the folio is kept.
 func (ir *implReclaimer) page(va int) {
 	k, c, e := ir.k, ir.k.c, ir.k.e
-	mm, l := c.mmOf[va], c.ptlOf(va)
-	lname := c.ptlName[l]
+	mm := c.mmOf[va]
 
 	if c.contend && !ir.trylock(va) {
 		return
 	}
-	k.endStep()
-	k.ptl[l].Lock(fmt.Sprintf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va))
-	k.setHeld(l, true)
+	// page_vma_mapped_walk under the PTL where the page is mapped; if
+	// mremap moves it meanwhile, the walk goes on to the new address.
+	l := k.ptlNow(va)
+	for {
+		k.endStep()
+		if l == c.ptls {
+			k.ptl[l].Lock(fmt.Sprintf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk: page %d, moved by mremap)", c.ptlName[l], va))
+		} else {
+			k.ptl[l].Lock(fmt.Sprintf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", c.ptlName[l], va))
+		}
+		k.setHeld(l, true)
+		nl := k.ptlNow(va)
+		if nl == l {
+			break
+		}
+		k.endStep()
+		k.ptl[l].Unlock(fmt.Sprintf("try_to_unmap_one: page_vma_mapped_walk: pte[%d] no longer maps page %d (mremap moved it): spin_unlock %s, on to the new address", va, va, c.ptlName[l]))
+		k.setHeld(l, false)
+		l = nl
+	}
+	lname := c.ptlName[l]
+	pte, tva := &k.pte[va], va
+	if l == c.ptls {
+		pte, tva = &k.dst, c.pages
+	}
 
 	k.endStep()
 	e.Yield("")
-	pteval := uint8(k.pte[va].Swap(0))
+	if tva != va && !k.noteSet() && k.mremapOwes() {
+		held := false
+		k.each(c.allUserCPUs(), func(cpu int, cs *cpuState) { held = held || k.live(cpu, cs, va) })
+		if held {
+			k.setNote(note{kind: noteLateMremap, va: uint8(va)})
+		}
+	}
+	pteval := uint8(pte.Swap(0))
 	present := pteval&bPresent != 0
+	pname := c.memNames[va]
+	if tva != va {
+		pname = c.memNames[c.dstPTE]
+	}
 	if present {
-		e.Notef("try_to_unmap_one: ptep_get_and_clear pte[%d] (%s)", va, describePTE(pteval))
+		e.Notef("try_to_unmap_one: ptep_get_and_clear %s (%s)", pname, describePTE(pteval))
 	} else {
-		e.Notef("try_to_unmap_one: page_vma_mapped_walk finds pte[%d] none: the page is mapped no more", va)
+		e.Notef("try_to_unmap_one: page_vma_mapped_walk finds %s none: the page is mapped no more", pname)
 	}
 	k.obs.mu.Lock()
 	if k.obs.page[va] == pgMapped {
@@ -730,16 +788,16 @@ func (ir *implReclaimer) page(va int) {
 			k.endStep()
 			e.Yield("")
 			m := uint8(k.mask[mm].Load())
-			k.dropVA(m, va)
-			e.Notef("try_to_unmap_one: flush_tlb_range va%d → CPUs %s", va, cpus(m))
+			k.dropVA(m, tva)
+			e.Notef("try_to_unmap_one: flush_tlb_range %s → CPUs %s", c.vaName(tva), cpus(m))
 		case archARM64:
-			k.step("try_to_unmap_one: flush_tlb_range va%d: tlbi vale1is; dsb(ish)", va)
-			k.dropVA(c.allUserCPUs(), va)
+			k.step("try_to_unmap_one: flush_tlb_range %s: tlbi vale1is; dsb(ish)", c.vaName(tva))
+			k.dropVA(c.allUserCPUs(), tva)
 		default:
 			k.endStep()
 			trim := k.chooseTrim()
-			rnd, st := k.x86Start(rkRange, mm, va, ir.cpu, 0, trim)
-			e.Notef("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), st))
+			rnd, st := k.x86Start(rkRange, mm, tva, ir.cpu, 0, trim)
+			e.Notef("try_to_unmap_one: flush_tlb_range %s: %s", c.vaName(tva), c.describeStart(int(k.gen[mm].Load()), st))
 			k.x86Handlers(&rnd, nil)
 		}
 	default:
@@ -752,8 +810,10 @@ func (ir *implReclaimer) page(va int) {
 		k.endStep()
 		e.Yield("")
 		if c.arch == archARM64 {
-			k.inflight[ir.r].Or(1 << uint(va))
-			e.Notef("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: dsb(ishst); tlbi vale1is va%d (in flight); flush_required = true", va)
+			if tva == va {
+				k.inflight[ir.r].Or(1 << uint(va))
+			}
+			e.Notef("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: dsb(ishst); tlbi vale1is %s (in flight); flush_required = true", c.vaName(tva))
 		} else {
 			m := uint8(k.mask[mm].Load())
 			e.Notef("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: batch cpumask %s |= mm_cpumask %s; flush_required = true", cpus(ir.mask), cpus(m))
@@ -780,8 +840,8 @@ func (ir *implReclaimer) page(va int) {
 	kept := false
 	if present && lazy && pteval&bDirty != 0 {
 		// The MADV_FREE page check: the folio was redirtied.
-		k.step("try_to_unmap_one: lazyfree folio redirtied: set_ptes pte[%d] (%s) back, folio_set_swapbacked, walk_abort", va, describePTE(pteval))
-		k.pte[va].Store(uint32(pteval))
+		k.step("try_to_unmap_one: lazyfree folio redirtied: set_ptes %s (%s) back, folio_set_swapbacked, walk_abort", pname, describePTE(pteval))
+		pte.Store(uint32(pteval))
 		k.obs.mu.Lock()
 		k.obs.page[va] = pgMapped
 		k.obs.lazy &^= 1 << uint(va)
@@ -1016,6 +1076,11 @@ func (k *kernel) call(i, op int) {
 			}
 		}
 		k.setHeld(l, true)
+		if kind == kMremap {
+			k.endStep()
+			k.ptl[c.ptls].Lock("move_ptes: spin_lock_nested " + c.ptlName[c.ptls])
+			k.setHeld(c.ptls, true)
+		}
 		if c.drain && (!retaken || c.retakeDrain) {
 			k.drain(mm, l, &word)
 		}
@@ -1040,6 +1105,17 @@ func (k *kernel) call(i, op int) {
 	ret := "; " + callName(kind, va) + " returns"
 	if c.trackPending() {
 		ret = "" // dec_tlb_flush_pending ends the call
+	}
+	if kind == kMremap {
+		// move_ptes: the old address's flush under both PTLs (after
+		// dropping them before eb66ae030829).
+		if gathered && !c.lateMremap {
+			k.rangeFlush(i, mm, va, "move_ptes: flush_tlb_range", "")
+			gathered = false
+		}
+		k.endStep()
+		k.ptl[c.ptls].Unlock("move_ptes: spin_unlock " + c.ptlName[c.ptls])
+		k.setHeld(c.ptls, false)
 	}
 	k.endStep()
 	tail := ""
@@ -1066,30 +1142,11 @@ func (k *kernel) call(i, op int) {
 		if page {
 			t = ""
 		}
-		switch c.arch {
-		case archRISCV:
-			k.endStep()
-			e.Yield("")
-			m := uint8(k.mask[mm].Load())
-			k.dropVA(m, va)
-			k.setOwes(i, -1)
-			e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d → CPUs %s%s", va, cpus(m), t)
-		case archARM64:
-			k.step("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, t)
-			k.dropVA(c.allUserCPUs(), va)
-			k.setOwes(i, -1)
-		default:
-			k.endStep()
-			trim := k.chooseTrim()
-			rnd, st := k.x86Start(rkRange, mm, va, cpuSyscall, 0, trim)
-			if rnd.pend != 0 {
-				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(int(k.gen[mm].Load()), st))
-				k.x86Handlers(&rnd, func() string { return t })
-			} else {
-				e.Notef("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(int(k.gen[mm].Load()), st), t)
-			}
-			k.setOwes(i, -1)
+		what := "tlb_finish_mmu: flush_tlb_mm_range"
+		if kind == kMremap {
+			what = "move_ptes: flush_tlb_range"
 		}
+		k.rangeFlush(i, mm, va, what, t)
 	}
 	if page {
 		// free_pages_and_swap_cache: the gather's reference goes.
@@ -1117,6 +1174,36 @@ func (k *kernel) call(i, op int) {
 		e.Notef("%d; %s returns", n, callName(kind, va))
 	}
 	k.endCall(i, op, va, kind)
+}
+
+// rangeFlush is the flush of va by syscall thread i (the model's sFlush),
+// labelled what, with tail t on its last step.
+func (k *kernel) rangeFlush(i, mm, va int, what, t string) {
+	e, c := k.e, k.c
+	switch c.arch {
+	case archRISCV:
+		k.endStep()
+		e.Yield("")
+		m := uint8(k.mask[mm].Load())
+		k.dropVA(m, va)
+		k.setOwes(i, -1)
+		e.Notef("%s va%d → CPUs %s%s", what, va, cpus(m), t)
+	case archARM64:
+		k.step("%s va%d: tlbi vale1is; dsb(ish)%s", what, va, t)
+		k.dropVA(c.allUserCPUs(), va)
+		k.setOwes(i, -1)
+	default:
+		k.endStep()
+		trim := k.chooseTrim()
+		rnd, st := k.x86Start(rkRange, mm, va, cpuSyscall, 0, trim)
+		if rnd.pend != 0 {
+			e.Notef("%s va%d: %s", what, va, c.describeStart(int(k.gen[mm].Load()), st))
+			k.x86Handlers(&rnd, func() string { return t })
+		} else {
+			e.Notef("%s va%d: %s%s", what, va, c.describeStart(int(k.gen[mm].Load()), st), t)
+		}
+		k.setOwes(i, -1)
+	}
 }
 
 // forceFlush is tlb_finish_mmu's flush of the whole mm when its gather
@@ -1274,6 +1361,15 @@ func (k *kernel) changePTE(i, va int, kind uint8, word uint64, retaken bool, gat
 	// each change is a compare-and-swap loop, as the kernel's atomic
 	// get-and-clear keeps such an update.
 	switch kind {
+	case kMremap:
+		old = uint8(p.Swap(0))
+		k.dst.Store(uint32(old))
+		k.obs.mu.Lock()
+		k.obs.moved = true
+		k.obs.mu.Unlock()
+		e.Notef("move_ptes: get_and_clear pte[%d] (%s), set_ptes pte[new]: force_flush", va, describePTE(old))
+		*gathered = true
+		k.setOwes(i, va)
 	case kMadvCold, kMadvPageout:
 		k.obs.mu.Lock()
 		onLRU := c.contend && k.obs.lru&(1<<uint(va)) != 0
@@ -1359,7 +1455,7 @@ func (k *kernel) mark(va int, kind uint8) {
 // endCall is the model's endCall: the return to user space.
 func (k *kernel) endCall(i, op, va int, kind uint8) {
 	level := uint8(bNoWrite)
-	if kind == kMunmap || kind == kMadvDontneed {
+	if kind == kMunmap || kind == kMadvDontneed || kind == kMremap {
 		level = bNoAccess
 	}
 	k.each(k.c.allUserCPUs(), func(_ int, cs *cpuState) {

@@ -45,6 +45,8 @@ var conformParams = []model.Params{
 	{"nested": 1, "syscall": 4, "syscalls": 1, "bookkeeping": 1},
 	{"syscall": 5, "contend": 1},
 	{"syscall": 6, "ptls": 1},
+	{"syscall": 7},
+	{"syscall": 7, "syscalls": 4, "reclaimers": 1, "pages": 3},
 }
 
 // TestImplConformance runs the real code under rt's random and PCT

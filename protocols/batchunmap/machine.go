@@ -56,6 +56,7 @@ func (m *machine) Init() model.State {
 		s.r[k].page = uint8(k)
 		s.r[k].list = c.ownPages[k] &^ (1 << uint(k))
 		s.r[k].pc = c.firstPC()
+		s.r[k].ptlAt = uint8(c.ptlOf(k))
 	}
 	for i := range s.sc {
 		s.sc[i].pc = c.callStart()

@@ -54,7 +54,7 @@ var matrix = []model.Config{
 		}},
 	{Params: model.Params{"syscalls": 4},
 		Why:      "every call of the program: mprotect, MADV_FREE on the large folio, munmap, and MADV_DONTNEED",
-		Variants: allBut(x86Eras...)},
+		Variants: allBut(append([]string{MremapLateFlush}, x86Eras...)...)},
 	{Params: model.Params{"users": 2},
 		Why:      "two user tasks of mm0 on two CPUs: flushes with two targets caching the same page",
 		Variants: allBut(heavy...)},
@@ -76,7 +76,7 @@ var matrix = []model.Config{
 		Variants: allBut(heavy...)},
 	{Params: model.Params{"nested": 1, "syscall": 3, "syscalls": 1},
 		Why:      "two syscall threads zap va0 with MADV_DONTNEED, their mmu_gathers nesting: the one that finds the PTE gone flushes the whole mm at tlb_finish_mmu (mm_tlb_flush_nested) while the other's flush is still to come (x86 is left out: 21 880 830 states, x86-v4.14 10 533 048)",
-		Variants: allBut(heavy...),
+		Variants: allBut(append([]string{MremapLateFlush}, heavy...)...),
 		Expect: map[string]string{
 			// One call per thread, both on va0 under PTL0: no race
 			// across two locks, no MADV_FREE.
@@ -85,12 +85,22 @@ var matrix = []model.Config{
 		}},
 	{Params: model.Params{"syscall": 6},
 		Why:      "MADV_PAGEOUT only (MADV_COLD's walk, with every folio isolated by its reclaimer): madvise_cold_or_pageout_pte_range drains, splits the large folio with the PTL dropped and re-takes it; it promises nothing a stale entry can break, so the drain bugs are ok",
-		Variants: allBut(append([]string{NoNestedFlush, PutbackEarly}, heavy...)...),
+		Variants: allBut(append([]string{PutbackEarly}, append(fixedSyscall, heavy...)...)...),
 		Expect:   coldOK},
 	{Params: model.Params{"syscall": 5, "contend": 1},
 		Why:      "MADV_COLD with contended folios: it clears the young bit and flushes a folio put back on the LRU, skips one a reclaimer has isolated, and its folio_trylock of the large folio meets reclaim's",
-		Variants: allBut(append([]string{NoNestedFlush}, heavy...)...),
+		Variants: allBut(append(fixedSyscall, heavy...)...),
 		Expect:   coldOK},
+	{Params: model.Params{"syscall": 7},
+		Why:      "mremap in the program's mix (mprotect, MADV_FREE, mremap of va0): move_ptes drains under both PTLs and flushes the old address before dropping them, and reclaim finds the page at its new address",
+		Variants: allBut(append(fixedSyscall, heavy...)...)},
+	{Params: model.Params{"syscall": 8, "syscalls": 1},
+		Why:      "mremap alone, x86 included: the drain under both PTLs is what it needs from reclaim (no-pending-flush), the flush under them what it needs against reclaim at the new address (mremap-late-flush); bool-flag and madvise-retake ok (one PTL, no MADV_FREE)",
+		Variants: allBut(NoNestedFlush, X86V420, X86V60),
+		Expect: map[string]string{
+			BoolFlag:      model.ExpectOK,
+			MadviseRetake: model.ExpectOK,
+		}},
 	{Params: model.Params{"contend": 1, "syscalls": 1},
 		Why:      "contended folios where x86 fits (at contend=1 alone mainline x86 has 18 780 959 states; here one mprotect, no madvise split): a reclaimer frees a folio the other unmapped, its flush sent to a batch cpumask of its own, while the user task leaves its CPU and comes back (x86-v6.0 differs from x86-v4.20 only in flush_tlb_func's early return)",
 		Variants: []string{X86, X86V414, X86V420}},
@@ -105,6 +115,8 @@ var (
 	// three million states: x86's and arm64-migrate (pages=3 width=3:
 	// 3 340 968, users=2: 5 599 406, contend=1: 3 132 928).
 	heavy = append([]string{ARM64Migrate}, x86Correct...)
+	// fixedSyscall are the variants defined with a program of their own.
+	fixedSyscall = []string{NoNestedFlush, MremapLateFlush}
 )
 
 // coldOK: with only MADV_COLD or MADV_PAGEOUT calls, which promise

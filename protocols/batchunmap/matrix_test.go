@@ -81,6 +81,9 @@ func TestMatrixDeclared(t *testing.T) {
 		if p["mms"] >= 2 {
 			seen["two mms"] = true
 		}
+		if p["syscall"] == 7 || p["syscall"] == 8 {
+			seen["mremap"] = true
+		}
 		if p["syscall"] == 5 || p["syscall"] == 6 {
 			seen["MADV_COLD or MADV_PAGEOUT"] = true
 		}
@@ -94,7 +97,7 @@ func TestMatrixDeclared(t *testing.T) {
 			}
 		}
 	}
-	for _, mech := range []string{"a drain overlapping two deferrals under the other lock", "four deferrals between drains", "two migrations", "two migrations on x86", "every syscall kind", "two user CPUs of one mm", "two mms", "contended folios", "contended folios on x86", "nested gathers", "MADV_COLD or MADV_PAGEOUT"} {
+	for _, mech := range []string{"a drain overlapping two deferrals under the other lock", "four deferrals between drains", "two migrations", "two migrations on x86", "every syscall kind", "two user CPUs of one mm", "two mms", "contended folios", "contended folios on x86", "nested gathers", "MADV_COLD or MADV_PAGEOUT", "mremap"} {
 		if !seen[mech] {
 			t.Errorf("no configuration with %s", mech)
 		}

@@ -120,6 +120,8 @@ func (c *config) cause(n note) string {
 		return fmt.Sprintf("arch_tlbbatch_flush's flush_tlb_func on CPU%d compared the batch's f->new_tlb_gen, 0 (TLB_GENERATION_INVALID), with its local tlb_gen, found it not newer and returned without flushing", n.cpu)
 	case notePutback:
 		return fmt.Sprintf("reclaimer%d put folio %d back on the LRU before its try_to_unmap_flush, the flush of its unmapping still deferred in its batch, and the reclaimer that isolated it next freed it after a flush of its own batch, which owed that folio nothing", n.cpu, va)
+	case noteLateMremap:
+		return fmt.Sprintf("mremap moved page %d and dropped both PTLs before its flush_tlb_range of va%d (before eb66ae030829); reclaim took the new address's PTL, unmapped the page there and flushed only the new address, so va%d's entry outlived the free", va, va, va)
 	case noteSwitchNoDSB:
 		return fmt.Sprintf("reclaimer%d migrated from CPU%d without __switch_to's dsb(ish): its tlbi for va%d, issued there, stays in flight, and arch_tlbbatch_flush's dsb(ish) on its new CPU completes only the TLBIs that CPU issued", n.page, n.cpu, va)
 	case noteDSBOnly:

@@ -22,6 +22,7 @@ const (
 	X86GenZero       = "x86-gen-zero"
 	PutbackEarly     = "putback-before-flush"
 	NoNestedFlush    = "no-nested-flush"
+	MremapLateFlush  = "mremap-late-flush"
 	ARM64Migrate     = "arm64-migrate"
 	ARM64SwitchNoDSB = "arm64-switch-no-dsb"
 	ARM64            = "arm64"
@@ -30,7 +31,7 @@ const (
 
 // variantNames lists the variants in Protocol's order.
 var variantNames = []string{Immediate, Generation, NoPendingFlush, BoolFlag, NoOverflowReset, NestedReset, NoFlushDirty, RiscvStickyMask,
-	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero, PutbackEarly, ARM64Migrate, ARM64SwitchNoDSB, NoNestedFlush}
+	RiscvASIDClear, MadviseRetake, X86, ARM64, ARM64DSBOnly, X86V414, X86V420, X86V60, X86NoCatchUp, X86GenZero, PutbackEarly, ARM64Migrate, ARM64SwitchNoDSB, NoNestedFlush, MremapLateFlush}
 
 // Property names (P1-P5, and the progress property L1-L2:
 // every call the syscall thread makes returns).
@@ -120,6 +121,11 @@ var Protocol = &model.Protocol{
 			Description:  "two syscall threads' madvise calls on one va (nested=1) before 99baac21e458: tlb_finish_mmu does not check mm_tlb_flush_nested, so the call that found the PTE already zapped returns while the other's flush is still to come",
 			Source:       "99baac21e458 mm: fix MADV_[FREE|DONTNEED] TLB flush miss problem (Minchan Kim, 2017): tlb_gather_mmu/tlb_finish_mmu count mm->tlb_flush_pending, and a nested gather flushes the whole mm",
 			Fixed:        model.Params{"nested": 1, "syscall": 3}},
+		{Name: MremapLateFlush, Expect: NoLostWrite,
+			AlsoViolates: []string{NoUseAfterFree, SyscallPostcondition},
+			Description:  "mremap before eb66ae030829 (CVE-2018-18281), with reclaim that does not batch (as on arm64 before v6.5 and riscv before v6.8): move_ptes flushes the old address after dropping both PTLs, so reclaim can take the new address's PTL, unmap the page there, flush only the new address and free it while a CPU still maps the old one",
+			Source:       "eb66ae030829 mremap: properly flush TLB before releasing the page (Linus Torvalds, 2018; Jann Horn's CVE-2018-18281)",
+			Fixed:        model.Params{"syscall": 8, "syscalls": 1}},
 		{Name: ARM64Migrate, Expect: model.ExpectOK,
 			Description: "arm64 with reclaimers that may be preempted and migrate to another CPU after deferring a page (tlbi issued, not completed) and before arch_tlbbatch_flush's dsb(ish) on the new CPU: __switch_to's dsb(ish) on the old CPU completes its TLBIs",
 			Source:      "arch/arm64/kernel/process.c __switch_to: \"Complete any pending TLB or cache maintenance on this CPU in case the thread migrates to a different CPU\"; 43b3dfdd0455 relies on it (Ryan Roberts, 4b634918384c's discussion)"},
@@ -146,7 +152,7 @@ var Protocol = &model.Protocol{
 		{Name: "migrations", Default: 1, Min: 0, Max: 4,
 			Description: "times the user tasks together are scheduled out (their CPU switches to another process) and back in on a CPU running another process (a spare CPU is added when > 0)"},
 		{Name: "syscall", Default: 0, Min: 0, Max: len(programs) - 1, Sentinel: true,
-			Description: "the syscall thread's program: 0 mprotect, madvise(MADV_FREE), munmap, madvise(MADV_DONTNEED) in turn; 1 mprotect(PROT_READ) only; 2 munmap only; 3 MADV_DONTNEED only; 4 MADV_FREE only; 5 MADV_COLD only; 6 MADV_PAGEOUT only"},
+			Description: "the syscall thread's program: 0 mprotect, madvise(MADV_FREE), munmap, madvise(MADV_DONTNEED) in turn; 1 mprotect(PROT_READ) only; 2 munmap only; 3 MADV_DONTNEED only; 4 MADV_FREE only; 5 MADV_COLD only; 6 MADV_PAGEOUT only; 7 as 0 with mremap(va → a new address) in munmap's place; 8 one mremap(va0 → a new address)"},
 		{Name: "syscalls", Default: 3, Min: 0, Max: maxSyscalls,
 			Description: "calls of the syscall thread, on mm0's vas in turn"},
 		{Name: "large", Default: 1, Min: 0, Max: 1,

@@ -36,7 +36,8 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 	cpu := c.cpuR[k]
 	va := int(r.page)
 	mm := c.mmOf[va]
-	l := c.ptlOf(va)
+	_, pa, tva := s.mapping(va)
+	l := int(r.ptlAt)
 	lname := c.ptlName[l]
 	switch r.pc {
 	case rIsolate:
@@ -66,6 +67,7 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			return
 		}
 		s.flock |= bit
+		r.ptlAt = uint8(s.ptlNow(va))
 		if s.page[va] == pgWriteback {
 			// Unmapped and written by a pass before: folio_mapped is false,
 			// so there is no try_to_unmap.
@@ -101,18 +103,36 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		}
 		x.Lock(&s.ptl[l], lname)
 		if x.Labelling() {
-			x.Labelf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va)
+			if l == c.ptls {
+				x.Labelf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk: page %d, moved by mremap)", lname, va)
+			} else {
+				x.Labelf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va)
+			}
 		}
 		r.pc = rClear
 
 	case rClear:
-		r.pteval = uint8(x.Xchg(s.mem, c.pteAddr(va), 0))
+		if ml, _, _ := s.mapping(va); ml != l {
+			// mremap moved the page while the walk waited for the old
+			// PTL: the old PTE no longer maps it, and the rmap walk goes
+			// on to the new address.
+			x.Unlock(&s.ptl[l], lname)
+			if x.Labelling() {
+				x.Labelf("try_to_unmap_one: page_vma_mapped_walk: pte[%d] no longer maps page %d (mremap moved it): spin_unlock %s, on to the new address", va, va, lname)
+			}
+			r.ptlAt, r.pc = uint8(ml), rLock
+			return
+		}
+		if tva != va && s.note.kind == noteNone && s.mremapOwes() && s.holders(va) != 0 {
+			s.note = note{kind: noteLateMremap, va: uint8(va)}
+		}
+		r.pteval = uint8(x.Xchg(s.mem, pa, 0))
 		present := r.pteval&bPresent != 0
 		if x.Labelling() {
 			if present {
-				x.Labelf("try_to_unmap_one: ptep_get_and_clear pte[%d] (%s)", va, describePTE(r.pteval))
+				x.Labelf("try_to_unmap_one: ptep_get_and_clear %s (%s)", c.memNames[pa], describePTE(r.pteval))
 			} else {
-				x.Labelf("try_to_unmap_one: page_vma_mapped_walk finds pte[%d] none: the page is mapped no more", va)
+				x.Labelf("try_to_unmap_one: page_vma_mapped_walk finds %s none: the page is mapped no more", c.memNames[pa])
 			}
 		}
 		if s.page[va] == pgMapped {
@@ -136,26 +156,26 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		// flush_tlb_range under the PTL.
 		switch c.arch {
 		case archRISCV:
-			mask := s.flushRangeMask(x, mm, va)
+			mask := s.flushRangeMask(x, mm, tva)
 			countRound(x, cpu, mask)
 			if x.Labelling() {
-				x.Labelf("try_to_unmap_one: flush_tlb_range va%d → CPUs %s", va, cpus(mask))
+				x.Labelf("try_to_unmap_one: flush_tlb_range %s → CPUs %s", c.vaName(tva), cpus(mask))
 			}
 			r.pc = s.afterUnmap(r)
 		case archARM64:
-			s.broadcastVA(x, va)
+			s.broadcastVA(x, tva)
 			x.Count(mFlushRounds, 1)
 			x.Count(mTLBI, 1)
 			x.Count(mDSB, 1)
 			if x.Labelling() {
-				x.Labelf("try_to_unmap_one: flush_tlb_range va%d: tlbi vale1is; dsb(ish)", va)
+				x.Labelf("try_to_unmap_one: flush_tlb_range %s: tlbi vale1is; dsb(ish)", c.vaName(tva))
 			}
 			r.pc = s.afterUnmap(r)
 		default:
-			st := s.x86Start(x, &r.rnd, rkRange, mm, va, cpu, 0)
+			st := s.x86Start(x, &r.rnd, rkRange, mm, tva, cpu, 0)
 			countRound(x, cpu, st.targets)
 			if x.Labelling() {
-				x.Labelf("try_to_unmap_one: flush_tlb_range va%d: %s", va, c.describeStart(s.genNow(mm), st))
+				x.Labelf("try_to_unmap_one: flush_tlb_range %s: %s", c.vaName(tva), c.describeStart(s.genNow(mm), st))
 			}
 			s.afterStart(r.rnd.pend, &r.pc, &r.ret, s.afterUnmap(r), rRound)
 		}
@@ -172,11 +192,13 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			// __flush_tlb_range_nosync: dsb(ishst); tlbi vale1is, with no
 			// trailing DSB: the invalidation is in flight until this CPU's
 			// next DSB.
-			r.inflight |= 1 << uint(va)
+			if tva == va { // a TLBI of the new address leaves no tracked entry
+				r.inflight |= 1 << uint(va)
+			}
 			x.Touch(c.tlbName[cpu], true)
 			x.Count(mTLBI, 1)
 			if x.Labelling() {
-				x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: dsb(ishst); tlbi vale1is va%d (in flight); flush_required = true", va)
+				x.Labelf("set_tlb_ubc_flush_pending: arch_tlbbatch_add_pending: dsb(ishst); tlbi vale1is %s (in flight); flush_required = true", c.vaName(tva))
 			}
 		} else {
 			mask := uint8(x.Load(s.mem, c.maskAddr(mm)))
@@ -237,11 +259,11 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 	case rRestore:
 		// The MADV_FREE page check: the folio was redirtied, so it is not
 		// discarded: set_ptes puts the PTE back and try_to_unmap fails.
-		x.Store(s.mem, c.pteAddr(va), uint64(r.pteval))
+		x.Store(s.mem, pa, uint64(r.pteval))
 		s.page[va] = pgMapped
 		s.lazy &^= 1 << uint(va)
 		if x.Labelling() {
-			x.Labelf("try_to_unmap_one: lazyfree folio redirtied: set_ptes pte[%d] (%s) back, folio_set_swapbacked, walk_abort", va, describePTE(r.pteval))
+			x.Labelf("try_to_unmap_one: lazyfree folio redirtied: set_ptes %s (%s) back, folio_set_swapbacked, walk_abort", c.memNames[pa], describePTE(r.pteval))
 		}
 		r.pc = rUnlock
 
@@ -429,6 +451,20 @@ func (s *state) startPage(r *reclaimer) {
 	r.list &^= 1 << uint(p)
 	r.page = uint8(p)
 	r.pc = s.c.firstPC()
+	r.ptlAt = uint8(s.ptlNow(p))
+}
+
+// ptlNow is the PTL under which page va is mapped now.
+func (s *state) ptlNow(va int) int {
+	l, _, _ := s.mapping(va)
+	return l
+}
+
+// mremapOwes reports whether the syscall thread's mremap has moved its
+// page and not yet flushed the old address.
+func (s *state) mremapOwes() bool {
+	sc := &s.sc[0]
+	return sc.pc != sDone && s.c.sysKind[0][sc.op] == kMremap && sc.gathered
 }
 
 // endPass ends shrink_folio_list's pass: with contend=1 the first pass is

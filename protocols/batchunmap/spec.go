@@ -24,10 +24,11 @@ const (
 	opFree
 	opCold    // MADV_COLD: nothing the process sees
 	opPageout // MADV_PAGEOUT: the page may go to swap, its contents kept
+	opMremap  // mremap(va → new): va is gone, its contents live on elsewhere
 )
 
 // callOps is the operation of each syscall kind.
-var callOps = [...]opKind{kMprotect: opMprotect, kMadvFree: opFree, kMunmap: opMunmap, kMadvDontneed: opDontneed, kMadvCold: opCold, kMadvPageout: opPageout}
+var callOps = [...]opKind{kMprotect: opMprotect, kMadvFree: opFree, kMunmap: opMunmap, kMadvDontneed: opDontneed, kMadvCold: opCold, kMadvPageout: opPageout, kMremap: opMremap}
 
 // protectClient is the porcupine client of opProtect events: mprotect's
 // own client has the mprotect call in flight.
@@ -71,6 +72,8 @@ func (i memIn) String() string {
 		return fmt.Sprintf("madvise(va%d, MADV_COLD)", i.VA)
 	case opPageout:
 		return fmt.Sprintf("madvise(va%d, MADV_PAGEOUT)", i.VA)
+	case opMremap:
+		return fmt.Sprintf("mremap(va%d → new)", i.VA)
 	}
 	return fmt.Sprintf("mprotect(va%d, PROT_READ)", i.VA)
 }
@@ -169,7 +172,7 @@ func memorySpec() *model.Spec {
 				case opProtect:
 					v.prot = max(v.prot, protecting)
 					return true, v
-				case opMunmap:
+				case opMunmap, opMremap:
 					v.gone = true
 					return true, v
 				case opDontneed:

@@ -109,6 +109,8 @@ const (
 	sNested             // nested: tlb_finish_mmu: mm_tlb_flush_nested
 	sForce              // nested: tlb_finish_mmu: flush the whole mm
 	sDec                // nested: tlb_finish_mmu: dec_tlb_flush_pending
+	sLockNew            // mremap: spin_lock_nested the new address's PTL
+	sUnlockNew          // mremap: spin_unlock it
 	sDone
 )
 
@@ -148,6 +150,7 @@ type reclaimer struct {
 	pass     uint8 // contend: 0 the first pass, 1 the second
 	orphan   uint8 // arm64-switch-no-dsb: TLBIs left in flight on the CPU the reclaimer left
 	moved    bool  // arm64-migrate: the reclaimer has migrated (once at most)
+	ptlAt    uint8 // the PTL rLock takes (and rUnlock drops): where the page was mapped when the walk found it
 	rnd      round
 }
 
@@ -179,6 +182,7 @@ const (
 	noteNoCatchUp   // x86 mutation: switch_mm ran an ASID behind tlb_gen unflushed
 	noteGenZero     // x86 aa44284960d5: a batch flush handler compared f->new_tlb_gen 0
 	notePutback     // mutation: a folio back on the LRU before its reclaimer's flush
+	noteLateMremap  // mremap before eb66ae030829: reclaim unmapped the moved page before mremap's flush
 	noteSwitchNoDSB // arm64 mutation: a reclaimer migrated without completing its TLBIs
 )
 
@@ -209,6 +213,7 @@ type vars struct {
 	lru      uint8       // contend: folios on the LRU (bit per page)
 	flock    uint8       // contend: locked folios (bit per page)
 	split    bool        // the large folio has been split
+	moved    bool        // mremap moved mremapVA's page to the new address
 }
 
 var codec = model.MustCodec[vars]()
@@ -239,7 +244,7 @@ type state struct {
 func newState(c *config) *state {
 	s := &state{c: c}
 	s.mem = model.NewMem(c.memNames...)
-	s.ptl = make([]model.Mutex, c.ptls)
+	s.ptl = make([]model.Mutex, c.nptl())
 	s.r = make([]reclaimer, c.reclaimers)
 	s.sc = make([]syscaller, c.nsys)
 	s.cells = make([]uint8, c.cells())
@@ -292,7 +297,7 @@ func (s *state) CopyFrom(src model.State) { codec.Copy(&s.vars, &src.(*state).va
 func (s *state) Decode(b []byte) error {
 	err := codec.Decode(b, &s.vars)
 	c := s.c
-	if err == nil && (len(s.ptl) != c.ptls || len(s.cells) != c.cells() || len(s.r) != c.reclaimers || len(s.sc) != c.nsys) {
+	if err == nil && (len(s.ptl) != c.nptl() || len(s.cells) != c.cells() || len(s.r) != c.reclaimers || len(s.sc) != c.nsys) {
 		err = fmt.Errorf("decode batchunmap state: the encoding is not of a machine with pages=%d ptls=%d users=%d reclaimers=%d", c.pages, c.ptls, c.users, c.reclaimers)
 	}
 	if err != nil {
@@ -329,6 +334,17 @@ func (s *state) loadedOn(cpu int) int {
 	return int(s.loaded[s.slot(cpu)] &^ lazyTLB)
 }
 
+// mapping is where page va is mapped now: its page-table lock, its PTE,
+// and the va a flush of it names (c.pages: mremap's new address, where
+// no TLB entry is tracked).
+func (s *state) mapping(va int) (ptl int, pte model.Addr, tva int) {
+	c := s.c
+	if va == c.mremapVA && s.moved {
+		return c.ptls, c.dstPTE, c.pages
+	}
+	return c.ptlOf(va), c.pteAddr(va), va
+}
+
 // isLazy reports whether user CPU cpu runs a kernel thread in lazy TLB
 // mode.
 func (s *state) isLazy(cpu int) bool {
@@ -343,7 +359,7 @@ func (s *state) Vars() []model.Var {
 	for i := range out {
 		a := model.Addr(i)
 		switch {
-		case i < c.pages:
+		case i < c.pages || c.mremapVA >= 0 && a == c.dstPTE:
 			out[i].Value = describePTE(uint8(s.mem.Peek(a)))
 		case i < c.pages+c.mms:
 			out[i].Value = c.describeWord(s.mem.Peek(a))
@@ -353,8 +369,15 @@ func (s *state) Vars() []model.Var {
 			out[i].Value = fmt.Sprint(s.mem.Peek(a))
 		}
 	}
-	for i := 0; i < c.ptls; i++ {
-		out = append(out, model.Var{Name: fmt.Sprintf("PTL%d", i), Value: s.lockHolder(i)})
+	for i := 0; i < c.nptl(); i++ {
+		out = append(out, model.Var{Name: c.ptlName[i], Value: s.lockHolder(i)})
+	}
+	if c.mremapVA >= 0 {
+		at := fmt.Sprintf("va%d", c.mremapVA)
+		if s.moved {
+			at = "the new address (mremap)"
+		}
+		out = append(out, model.Var{Name: c.pageName[c.mremapVA] + ".mapped_at", Value: at})
 	}
 	for i := 0; i < c.userCPUs; i++ {
 		cpu := c.userCPU0 + i

@@ -22,7 +22,7 @@ func TestWalksKeepTheStepContract(t *testing.T) {
 		walks = 8
 	}
 	for _, v := range Protocol.Variants {
-		for _, p := range []model.Params{nil, {"syscalls": 0}, {"bookkeeping": 1, "users": 2, "batch": 1, "pages": 3, "migrations": 2}, {"mms": 2, "pages": 2, "ptls": 2, "users": 2, "syscalls": 2}, {"reclaimers": 1, "pages": 4, "syscall": 3, "syscalls": 4}, {"contend": 1, "pages": 3, "syscall": 4}, {"nested": 1, "syscall": 4, "syscalls": 2}} {
+		for _, p := range []model.Params{nil, {"syscalls": 0}, {"bookkeeping": 1, "users": 2, "batch": 1, "pages": 3, "migrations": 2}, {"mms": 2, "pages": 2, "ptls": 2, "users": 2, "syscalls": 2}, {"reclaimers": 1, "pages": 4, "syscall": 3, "syscalls": 4}, {"contend": 1, "pages": 3, "syscall": 4}, {"nested": 1, "syscall": 4, "syscalls": 2}, {"syscall": 7, "syscalls": 4}} {
 			if refused(v.Name, p) {
 				continue
 			}

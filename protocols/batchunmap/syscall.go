@@ -69,10 +69,33 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 				x.Labelf("%s: pte_offset_map_lock %s (%s)", fn, lname, callName(kind, va))
 			}
 		}
-		sc.pc = sPTE
-		if c.drain && (!sc.retaken || c.retakeDrain) {
-			sc.pc = sDrainRead
+		sc.pc = s.afterLocks(sc)
+		if kind == kMremap {
+			sc.pc = sLockNew
 		}
+
+	case sLockNew:
+		// move_ptes: the new address's page table has a lock of its own.
+		n := c.ptls
+		if !s.ptl[n].Free() {
+			x.Block()
+			if x.Labelling() {
+				x.Labelf("%s (%s) for %s", c.ptlName[n], s.lockHolder(n), callName(kind, va))
+			}
+			return
+		}
+		x.Lock(&s.ptl[n], c.ptlName[n])
+		if x.Labelling() {
+			x.Labelf("move_ptes: spin_lock_nested %s", c.ptlName[n])
+		}
+		sc.pc = s.afterLocks(sc)
+
+	case sUnlockNew:
+		x.Unlock(&s.ptl[c.ptls], c.ptlName[c.ptls])
+		if x.Labelling() {
+			x.Labelf("move_ptes: spin_unlock %s", c.ptlName[c.ptls])
+		}
+		sc.pc = sUnlock
 
 	case sDrainRead:
 		w := x.Load(s.mem, c.batchedAddr(mm))
@@ -242,33 +265,42 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 	case sFlush:
 		// tlb_finish_mmu → tlb_flush_mmu_tlbonly → flush_tlb_mm_range of
 		// the gathered page, after the PTL was dropped.
+		// mremap: move_ptes's flush_tlb_range of the old address, under
+		// both PTLs (before eb66ae030829, after dropping them).
 		sc.gathered = false
 		next := s.finalPC()
 		if sc.page {
 			next = sRelease
 		}
+		what := "tlb_finish_mmu: flush_tlb_mm_range"
+		if kind == kMremap {
+			what = "move_ptes: flush_tlb_range"
+			if !c.lateMremap {
+				next = sUnlockNew
+			}
+		}
 		switch c.arch {
 		case archRISCV:
 			mask := s.flushRangeMask(x, mm, va)
 			if x.Labelling() {
-				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d → CPUs %s%s", va, cpus(mask), s.describeReturn(i, next))
+				x.Labelf("%s va%d → CPUs %s%s", what, va, cpus(mask), s.describeReturn(i, next))
 			}
 		case archARM64:
 			s.broadcastVA(x, va)
 			if x.Labelling() {
-				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: tlbi vale1is; dsb(ish)%s", va, s.describeReturn(i, next))
+				x.Labelf("%s va%d: tlbi vale1is; dsb(ish)%s", what, va, s.describeReturn(i, next))
 			}
 		default:
 			st := s.x86Start(x, &sc.rnd, rkRange, mm, va, cpuSyscall, 0)
 			if sc.rnd.pend != 0 {
 				if x.Labelling() {
-					x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s", va, c.describeStart(s.genNow(mm), st))
+					x.Labelf("%s va%d: %s", what, va, c.describeStart(s.genNow(mm), st))
 				}
 				sc.ret, sc.pc = next, sRound
 				return
 			}
 			if x.Labelling() {
-				x.Labelf("tlb_finish_mmu: flush_tlb_mm_range va%d: %s%s", va, c.describeStart(s.genNow(mm), st), s.describeReturn(i, next))
+				x.Labelf("%s va%d: %s%s", what, va, c.describeStart(s.genNow(mm), st), s.describeReturn(i, next))
 			}
 		}
 		s.continueAt(x, i, next)
@@ -321,6 +353,15 @@ func (s *state) continueAt(x *model.Exec, i int, next uint8) {
 		return
 	}
 	s.sc[i].pc = next
+}
+
+// afterLocks is where a call goes once it holds its PTLs: the drain, or
+// (none, or madvise after a re-take without it) the PTE.
+func (s *state) afterLocks(sc *syscaller) uint8 {
+	if s.c.drain && (!sc.retaken || s.c.retakeDrain) {
+		return sDrainRead
+	}
+	return sPTE
 }
 
 // finalPC is where tlb_finish_mmu goes once the flush and the release
@@ -383,7 +424,7 @@ func (s *state) flushMM(x *model.Exec, i, mm int, next uint8, drain bool) string
 }
 
 // Functions that take the PTL, per syscall kind.
-var ptlFunc = [...]string{"change_pte_range", "madvise_free_pte_range", "zap_pte_range", "zap_pte_range", "madvise_cold_or_pageout_pte_range", "madvise_cold_or_pageout_pte_range"}
+var ptlFunc = [...]string{"change_pte_range", "madvise_free_pte_range", "zap_pte_range", "zap_pte_range", "madvise_cold_or_pageout_pte_range", "madvise_cold_or_pageout_pte_range", "move_ptes"}
 
 // stepPTE examines and changes pte[va] under its PTL.
 func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
@@ -391,6 +432,9 @@ func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
 	a := c.pteAddr(va)
 	old := uint8(x.Load(s.mem, a))
 	sc.pc = sUnlock
+	if kind == kMremap {
+		sc.pc = sUnlockNew
+	}
 	fn := ptlFunc[kind]
 	if old&bPresent == 0 {
 		// None, or the swap entry reclaim left: nothing to change and
@@ -460,6 +504,20 @@ func (s *state) stepPTE(x *model.Exec, i, va int, kind uint8) {
 			x.Labelf("zap_pte_range: ptep_get_and_clear_full pte[%d] (%s); tlb_remove_tlb_entry records va%d; the mmu_gather takes page %d", va, describePTE(old), va, va)
 		}
 		sc.gathered, sc.page = true, true
+	case kMremap:
+		// get_and_clear the old PTE, set_ptes at the new address; a
+		// present PTE forces the flush of the old address.
+		x.Xchg(s.mem, a, 0)
+		x.Store(s.mem, c.dstPTE, uint64(old))
+		s.moved = true
+		if x.Labelling() {
+			x.Labelf("move_ptes: get_and_clear pte[%d] (%s), set_ptes pte[new]: force_flush", va, describePTE(old))
+		}
+		sc.gathered = true
+		sc.pc = sFlush
+		if c.lateMremap {
+			sc.pc = sUnlockNew
+		}
 	case kMadvCold, kMadvPageout:
 		// The folio is skipped unless it is on the LRU: with contend=0
 		// every folio is isolated by its reclaimer from the start.
@@ -529,7 +587,7 @@ func (s *state) endCall(x *model.Exec, i int) {
 	va := int(c.sysAddr[i][sc.op])
 	level := uint8(bNoWrite)
 	k := c.sysKind[i][sc.op]
-	if k == kMunmap || k == kMadvDontneed {
+	if k == kMunmap || k == kMadvDontneed || k == kMremap {
 		level = bNoAccess
 	}
 	for j := 0; j < c.userCPUs && promises(k); j++ {

@@ -24,7 +24,7 @@ var metricNames = []string{"flush-rounds", "remote-flushes", "drain-flushes", "u
 
 // dropVA invalidates va's entry on user CPU cpu.
 func (s *state) dropVA(x *model.Exec, cpu, va int) {
-	if s.slot(cpu) < 0 {
+	if s.slot(cpu) < 0 || va >= s.c.pages { // mremap's new address: untracked
 		return
 	}
 	x.Touch(s.c.tlbName[cpu], true)
