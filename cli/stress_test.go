@@ -131,12 +131,6 @@ func TestStressEveryVariantAtItsDefault(t *testing.T) {
 				name := p.Name + "/" + v.Name
 				seen[name] = true
 				if v.Expect == model.ExpectOK {
-					if show, ok := stressShows[name]; ok {
-						// A correct variant the real code does not run:
-						// stress must say so (exit 2), never pass it.
-						stressModelOnly(t, name, show)
-						continue
-					}
 					stressOK(t, name)
 					continue
 				}
@@ -161,21 +155,6 @@ func TestStressEveryVariantAtItsDefault(t *testing.T) {
 	sort.Strings(stale)
 	if len(stale) > 0 {
 		t.Errorf("stressShows has entries for variants that do not exist: %v", stale)
-	}
-}
-
-// stressModelOnly: a correct variant that exists in the model only. Its
-// entry says why; check stress refuses it with a usage error naming the
-// variant, so that no one reads a run that did not happen as clean.
-func stressModelOnly(t *testing.T, name string, show stressShow) {
-	t.Helper()
-	if !show.notShown || show.reason == "" {
-		t.Errorf("%s is expected correct: its stressShows entry must be notShown, with the reason the real code does not run it", name)
-		return
-	}
-	code, _, stderr := check(t, "stress", name, "--runs", "1")
-	if code != cli.ExitUsage || !strings.Contains(stderr, "does not implement") {
-		t.Errorf("check stress %s: exit %d, want %d (the real code does not implement it)\n%s", name, code, cli.ExitUsage, stderr)
 	}
 }
 
