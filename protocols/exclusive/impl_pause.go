@@ -45,13 +45,11 @@ func (w *world) cpuStopped(c int) bool {
 	return c == w.m.hotCPU() || w.rs.stopped[c]
 }
 
-// listed is CPU_FOREACH: the CPUs in the list, in order.
+// listed is CPU_FOREACH: the CPUs in the list, in order (nextCPU's walk).
 func (w *world) listed() []int {
 	var out []int
-	for c := 0; c < w.m.ncpus; c++ {
-		if w.inList[c].Load() {
-			out = append(out, c)
-		}
+	for c := w.nextCPU(0); c < w.m.ncpus; c = w.nextCPU(c + 1) {
+		out = append(out, c)
 	}
 	return out
 }

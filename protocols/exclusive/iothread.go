@@ -281,7 +281,7 @@ func (r *run) ioDecide() {
 		case ioPause:
 			if r.m.v.pauseRecheck {
 				// v9 sets cpu->stop with the BQL held, and drops it after.
-				th.iter = r.nextListed(0)
+				th.iter = r.nextCPU(0)
 				th.pc = pcCPStopLock
 				return
 			}
@@ -289,7 +289,7 @@ func (r *run) ioDecide() {
 				th.pc = pcCPUnlockBQL
 				return
 			}
-			th.iter = r.nextListed(0)
+			th.iter = r.nextCPU(0)
 			th.pc = pcPSPause
 		case ioHotRemove:
 			switch {

@@ -25,14 +25,6 @@ package exclusive
 // without its own thread (hotplug=1, hotplug-thread=0) counts as stopped:
 // qemu_init_vcpu creates it so.
 
-// nextListed is CPU_FOREACH's next CPU from index c on, or ncpus.
-func (r *run) nextListed(c int) uint8 {
-	for c < r.m.ncpus && !r.s.inList[c] {
-		c++
-	}
-	return uint8(c)
-}
-
 // stopped is cpu->stopped of CPU c for all_vcpus_paused.
 func (r *run) stopped(c int) bool {
 	if c == r.m.hotCPU() && !r.m.hotThread {
@@ -66,7 +58,7 @@ func (r *run) pauseStep() {
 			}
 			r.labelf("%scpu_pause(cpu%d): cpu->stop = true; %s", pre, c, k)
 		}
-		if th.iter = r.nextListed(c + 1); int(th.iter) == r.m.ncpus {
+		if th.iter = r.nextCPU(c + 1); int(th.iter) == r.m.ncpus {
 			th.pc = pcPSCheck
 		}
 	case pcPSCheck:
@@ -86,13 +78,13 @@ func (r *run) pauseStep() {
 			return
 		}
 		r.label("pause_all_vcpus: woken from qemu_pause_cond, re-acquires bql")
-		th.iter = r.nextListed(0)
+		th.iter = r.nextCPU(0)
 		th.pc = pcPSKick
 	case pcPSKick:
 		if k := r.kick(c); r.labelling() {
 			r.label("pause_all_vcpus: " + k)
 		}
-		if th.iter = r.nextListed(c + 1); int(th.iter) == r.m.ncpus {
+		if th.iter = r.nextCPU(c + 1); int(th.iter) == r.m.ncpus {
 			th.pc = pcPSCheck
 		}
 	case pcPSRelock:
@@ -101,7 +93,7 @@ func (r *run) pauseStep() {
 		}
 		r.label("pause_all_vcpus: bql_lock(); vm_stop returns")
 		r.checkStopped()
-		th.iter = r.nextListed(0)
+		th.iter = r.nextCPU(0)
 		th.pc = pcPSResume
 	case pcPSResume:
 		first := s.paused
@@ -111,7 +103,7 @@ func (r *run) pauseStep() {
 			pre = "vm_start: runstate_set(RUN_STATE_RUNNING); resume_all_vcpus: "
 		}
 		r.resume(c, pre)
-		if th.iter = r.nextListed(c + 1); int(th.iter) == r.m.ncpus {
+		if th.iter = r.nextCPU(c + 1); int(th.iter) == r.m.ncpus {
 			th.pc = pcIONext
 		}
 	}
@@ -186,7 +178,7 @@ func (r *run) seedPauseStep() {
 	switch th.pc {
 	case pcCPUnlockBQL:
 		r.unlock(&s.bql, "bql")
-		th.iter = r.nextListed(0)
+		th.iter = r.nextCPU(0)
 		if r.m.v.pauseRecheck {
 			// drop_locks_and_stop_all_vcpus: (the replay mutex is not
 			// modelled), then the wait loop.
@@ -215,7 +207,7 @@ func (r *run) seedPauseStep() {
 		if r.labelling() {
 			r.labelf("pause_all_vcpus: cpu_mutex_unlock(cpu%d)", c)
 		}
-		if th.iter = r.nextListed(c + 1); int(th.iter) < r.m.ncpus {
+		if th.iter = r.nextCPU(c + 1); int(th.iter) < r.m.ncpus {
 			th.pc = pcCPStopLock
 			return
 		}
@@ -223,15 +215,15 @@ func (r *run) seedPauseStep() {
 			th.pc = pcCPUnlockBQL
 			return
 		}
-		th.iter = r.nextListed(0)
-		th.runningCPUs = r.nextListed(0)
+		th.iter = r.nextCPU(0)
+		th.runningCPUs = r.nextCPU(0)
 		th.pc = pcCPKick
 	case pcCPKick:
 		k := int(th.runningCPUs)
 		if ks := r.kick(k); r.labelling() {
 			r.labelf("pause_all_vcpus: waiting for cpu%d: CPU_FOREACH(cs) %s", c, ks)
 		}
-		if th.runningCPUs = r.nextListed(k + 1); int(th.runningCPUs) == r.m.ncpus {
+		if th.runningCPUs = r.nextCPU(k + 1); int(th.runningCPUs) == r.m.ncpus {
 			th.pc = pcCPWaitLock
 		}
 	case pcCPWaitLock:
@@ -284,7 +276,7 @@ func (r *run) seedPauseStep() {
 		}
 		if r.m.v.pauseRecheck {
 			r.label("pause_all_vcpus: qemu_mutex_lock_iothread()")
-			th.iter = r.nextListed(0)
+			th.iter = r.nextCPU(0)
 			th.pc = pcCPCheckLock
 			return
 		}
@@ -303,7 +295,7 @@ func (r *run) seedPauseStep() {
 		// cpu->stopped is read under cpu->lock, held since the last step.
 		stopped := r.stopped(c)
 		r.unlock(&s.cpuLock[c], r.cpuLockName(c))
-		switch th.iter = r.nextListed(c + 1); {
+		switch th.iter = r.nextCPU(c + 1); {
 		case !stopped:
 			if r.labelling() {
 				r.labelf("pause_all_vcpus: stopped = cpu%d->stopped = false; cpu_mutex_unlock(cpu%d); goto drop_locks_and_stop_all_vcpus", c, c)
@@ -328,7 +320,7 @@ func (r *run) seedPauseStep() {
 	case pcCPStart:
 		s.paused = false
 		r.label("vm_start: vm_prepare_start: runstate_set(RUN_STATE_RUNNING)")
-		th.iter = r.nextListed(0)
+		th.iter = r.nextCPU(0)
 		th.pc = pcCPResumeLock
 	case pcCPResumeLock:
 		if !r.lock(&s.cpuLock[c], r.cpuLockName(c)) {
@@ -346,7 +338,7 @@ func (r *run) seedPauseStep() {
 		if r.labelling() {
 			r.labelf("cpu_resume(cpu%d): cpu_mutex_unlock(cpu%d)", c, c)
 		}
-		if th.iter = r.nextListed(c + 1); int(th.iter) == r.m.ncpus {
+		if th.iter = r.nextCPU(c + 1); int(th.iter) == r.m.ncpus {
 			th.runningCPUs = 0
 			th.pc = pcIONext
 			return
@@ -364,13 +356,13 @@ func (r *run) seedPauseNext(prefix string) {
 	if r.labelling() {
 		r.labelf("%scpu_mutex_unlock(cpu%d)", prefix, c)
 	}
-	switch th.iter = r.nextListed(c + 1); {
+	switch th.iter = r.nextCPU(c + 1); {
 	case int(th.iter) == r.m.ncpus:
 		th.pc = pcCPRelockBQL
 	case r.m.v.pauseRecheck:
 		th.pc = pcCPWaitLock
 	default:
-		th.runningCPUs = r.nextListed(0)
+		th.runningCPUs = r.nextCPU(0)
 		th.pc = pcCPKick
 	}
 }
