@@ -175,7 +175,17 @@ type armThread struct {
 	vrNew, vwNew        Dep      // what later reads, later writes are ordered after
 	vCAP, vRel          Dep      // control dependencies and addresses so far; the last release write
 	prom                []uint32 // outstanding promises, ascending
+	// rest: what the thread will still do with memory (WithARMv8NoPromises,
+	// for compaction): restAny, or restNone after ExitMem, or restLock+a
+	// after ReleaseWordAndPark(a): nothing but AcquireWord(a).
+	rest uint32
 }
+
+const (
+	restAny  = 0
+	restNone = 1
+	restLock = 2
+)
 
 func (a *armMem) clone() *armMem {
 	c := &armMem{init: a.init, msgs: slices.Clone(a.msgs), th: make([]armThread, len(a.th)), stuck: a.stuck, started: a.started}
@@ -256,6 +266,7 @@ func (a *armMem) appendKey(b []byte) []byte {
 			b = dep(b, th.fwd[w])
 			b = dep(b, th.fwdRMW[w])
 		}
+		b = appendUvarint(b, uint64(th.rest))
 		b = appendUvarint(b, uint64(len(th.prom)))
 		for _, p := range th.prom {
 			b = appendUvarint(b, uint64(p))
@@ -320,6 +331,7 @@ func (a *armMem) decodeFrom(b []byte, words int) ([]byte, error) {
 			th.fwd[w] = d.dep(lim)
 			th.fwdRMW[w] = d.dep(lim)
 		}
+		th.rest = uint32(d.uv("rest", uint64(restLock+words-1)))
 		k := d.uv("promises", lim)
 		th.prom = th.prom[:0]
 		for j := uint64(0); j < k; j++ {
@@ -495,6 +507,27 @@ func (x *Exec) armThread(m Mem) int {
 	return x.thread
 }
 
+// armAccess is armThread for an access of word a: it also holds the
+// thread to what it said it would still do (ExitMem, ReleaseWordAndPark).
+// acquire: the access is AcquireWord's, which may end a parking on a
+// (Atomic ends it once the lock is taken).
+func (x *Exec) armAccess(m Mem, a Addr, acquire bool) int {
+	t := x.armThread(m)
+	if t < 0 {
+		return t
+	}
+	th := &m.arm.th[t]
+	switch {
+	case th.rest == restAny:
+	case th.rest == restNone:
+		x.Fail("memory", "%s accesses %s after it said it makes no more accesses (ExitMem)", m.threadName(t), m.names[a])
+	case th.rest-restLock == uint32(a) && acquire:
+	default:
+		x.Fail("memory", "%s accesses %s while parked on %s: only re-taking that lock may come next (ReleaseWordAndPark)", m.threadName(t), m.names[a], m.names[th.rest-restLock])
+	}
+	return t
+}
+
 // pick draws one of n alternatives when there is more than one.
 func (x *Exec) pick(n int) int {
 	if n <= 1 {
@@ -513,7 +546,7 @@ func (x *Exec) LoadDep(m Mem, a Addr, o Order, addr Dep) (uint64, Dep) {
 		return x.Load(m, a), Dep{}
 	}
 	x.access(m, OpLoad, a, true, false)
-	t := x.armThread(m)
+	t := x.armAccess(m, a, false)
 	if t < 0 {
 		return m.words[a], Dep{}
 	}
@@ -543,7 +576,7 @@ func (x *Exec) StoreDep(m Mem, a Addr, v uint64, o Order, addr, data Dep) {
 		return
 	}
 	x.access(m, OpStore, a, false, true)
-	t := x.armThread(m)
+	t := x.armAccess(m, a, false)
 	if t < 0 {
 		return
 	}
@@ -591,7 +624,7 @@ func (x *Exec) Atomic(m Mem, a Addr, r RMW) (old uint64, d Dep, wrote bool) {
 		old = x.CAS(m, a, r.Expect, r.Arg)
 		return old, Dep{}, old == r.Expect
 	}
-	t := x.armThread(m)
+	t := x.armAccess(m, a, r.Order.acquire() && r.Op == RMWCAS && r.Await)
 	if t < 0 {
 		return 0, Dep{}, false
 	}
@@ -673,6 +706,9 @@ func (x *Exec) Atomic(m Mem, a Addr, r RMW) (old uint64, d Dep, wrote bool) {
 		data = data.Join(r.ExpectDep.Join(post).Ctrl())
 	}
 	am.writeDone(t, a, ts, r.Addr, data, post, r.Order)
+	if th.rest == restLock+uint32(a) {
+		th.rest = restAny
+	}
 	if r.Order == AcqRel && !r.NoRet {
 		th.vrNew = th.vrNew.Join(at(ts))
 		th.vwNew = th.vwNew.Join(at(ts))

@@ -62,7 +62,7 @@ func WithARMv8PromiseFirst(m Machine, mem func(State) *Mem) Machine {
 }
 
 func withARMv8(m Machine, mem func(State) *Mem, first bool) Machine {
-	a := &armMachine{m: m, mem: mem, inner: m.Threads(), first: first}
+	a := &armMachine{m: m, mem: mem, inner: m.Threads(), first: first, props: m.Properties()}
 	a.names = append(append([]string(nil), a.inner...), PromiseThread)
 	return a
 }
@@ -73,6 +73,11 @@ type armMachine struct {
 	inner []string
 	names []string
 	first bool // promises only before any thread of m steps
+	// noPromises: WithARMv8NoPromises (no promise thread; the messages
+	// are compacted after each step).
+	noPromises bool
+	keepAll    bool // no compaction (a test's reference)
+	props      Properties
 }
 
 func (a *armMachine) Threads() []string { return a.names }
@@ -85,7 +90,7 @@ func (a *armMachine) Init() State {
 	return s
 }
 
-func (a *armMachine) Properties() Properties { return a.m.Properties() }
+func (a *armMachine) Properties() Properties { return a.props }
 
 // Unwrap returns the machine WithARMv8 wrapped.
 func (a *armMachine) Unwrap() Machine { return a.m }
@@ -96,6 +101,13 @@ func (a *armMachine) Step(s State, t int, x *Exec) {
 	mem := a.mem(s)
 	if mem.Stuck() {
 		x.Done()
+		return
+	}
+	if a.noPromises {
+		a.innerStep(s, t, x)
+		if x.outcome == Stepped && !a.keepAll {
+			a.mem(s).arm.compact(a.nextLocks(s))
+		}
 		return
 	}
 	if t < len(a.inner) {
@@ -141,6 +153,35 @@ func (a *armMachine) Step(s State, t int, x *Exec) {
 	if x.labelling {
 		x.Labelf("promise: %s promises %s = %d", mem.threadName(c.t), mem.Name(c.addr), c.val)
 	}
+}
+
+// nextLocks lists, for each thread of m, the lock word its next step
+// takes or waits to take with LockWord before any other access, plus one
+// (0: none, or the thread is parked or has exited): each thread's next
+// step is run on a scratch copy of s.
+func (a *armMachine) nextLocks(s State) []uint32 {
+	am := a.mem(s).arm
+	out := make([]uint32, len(a.inner))
+	var scratch State
+	var x *Exec
+	for t := range a.inner {
+		if t >= len(am.th) || am.th[t].rest != restAny {
+			continue
+		}
+		if scratch == nil {
+			scratch = a.m.Init()
+			x = NewExec(len(a.props.Metrics))
+		}
+		if c, ok := scratch.(Copier); ok {
+			c.CopyFrom(s)
+		} else if err := scratch.Decode(s.AppendKey(nil)); err != nil {
+			return out
+		}
+		x.Reset(t, -1)
+		a.m.Step(scratch, t, x)
+		out[t] = x.acquireFirst
+	}
+	return out
 }
 
 // innerStep runs thread t of m, with a Fence() without a memory as DMB ISH

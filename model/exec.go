@@ -66,6 +66,10 @@ type Exec struct {
 	counts     []int64
 	fenceLater bool         // Fence() without a memory: drain after the step (WithTSO)
 	fresh      []freshWrite // new messages the step wrote under ARMv8 (WithARMv8's promises)
+	// acquireFirst: the word whose lock the step takes (or blocks
+	// taking) with LockWord before any other access, plus one; 0 if none
+	// (WithARMv8NoPromises' compaction).
+	acquireFirst uint32
 	names      []string     // the machine's thread names, for messages
 	// leftOut are the properties whose failures Fail ignores: those a
 	// machine built by Without leaves out, set for the steps it runs.
@@ -118,6 +122,7 @@ func (x *Exec) Reset(t, alt int) {
 	x.contract = ""
 	x.fenceLater = false
 	x.fresh = x.fresh[:0]
+	x.acquireFirst = 0
 	x.events = x.events[:0]
 	for i := range x.counts {
 		x.counts[i] = 0
