@@ -70,7 +70,7 @@ type Exec struct {
 	// taking) with LockWord before any other access, plus one; 0 if none
 	// (WithARMv8NoPromises' compaction).
 	acquireFirst uint32
-	names      []string     // the machine's thread names, for messages
+	names        []string // the machine's thread names, for messages
 	// leftOut are the properties whose failures Fail ignores: those a
 	// machine built by Without leaves out, set for the steps it runs.
 	leftOut map[string]bool
