@@ -90,6 +90,7 @@ func (r *run) hotThreadStep() {
 		th.pc = pcHVExitUnlock
 	case pcHVExitUnlock:
 		r.unlock(mu, mname)
+		r.x.ExitMem(r.s.mem)
 		if up {
 			r.label("mttcg_cpu_thread_fn: bql_unlock(); the thread returns")
 		} else if r.labelling() {

@@ -35,6 +35,7 @@ func (r *run) ioStep() {
 		th.pc = pcIONext
 	case pcIOEnd:
 		r.unlock(&s.bql, "bql")
+		r.x.ExitMem(s.mem) // the thread's script is over
 		r.label("main_loop: bql_unlock()")
 		th.pc = pcDone
 

@@ -101,7 +101,12 @@ type machine struct {
 	// tso: x86-TSO memory, one store buffer per thread (param memory=1,
 	// or the no-smp-mb variant); newVariant wraps the machine in
 	// model.WithTSO.
-	tso     bool
+	tso bool
+	// arm: ARMv8 memory (param memory=2); newVariant wraps the machine
+	// in model.WithARMv8NoPromises, and every mutex has a lock word.
+	arm bool
+	// drop: the smp_mb() left out (param drop-mb; 0: none).
+	drop    int
 	threads []string
 	names   []string // mem word names
 	// mem word addresses
@@ -109,6 +114,10 @@ type machine struct {
 	aRunning [maxCPUs]model.Addr
 	aExit    [maxCPUs]model.Addr
 	aDone    [maxItems]model.Addr
+	// lock words (memory=2): qemu_cpu_list_lock, the BQL, each CPU's
+	// work_mutex or lock.
+	aListLock, aBQL model.Addr
+	aCPULock        [maxCPUs]model.Addr
 
 	// Names made once, so that a step formats nothing: of the work items,
 	// and of each CPU's lock and condition variables as steps touch them.
@@ -134,7 +143,8 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		// if-not-while, finish-safe-work, cpu-lock-no-idle and no-smp-mb
 		// fix these (model.Variant.Fixed): Instantiate has set them.
 		hotplug: p["hotplug"] == 1, hotThread: p["hotplug-thread"] == 1, pause: p["pause"] == 1,
-		mmio: p["mmio"] == 1, spurious: p["spurious"] == 1, tso: p["memory"] == 1}
+		mmio: p["mmio"] == 1, spurious: p["spurious"] == 1, tso: p["memory"] == 1,
+		arm: p["memory"] == 2, drop: p["drop-mb"]}
 	m.ncpus = m.nvcpus
 	if m.hotplug {
 		m.ncpus++
@@ -182,6 +192,24 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 	}
 	for k := 0; k < m.nroc; k++ {
 		m.aDone[m.nsafe+k] = m.word(fmt.Sprintf("wi%d.done", m.nsafe+k))
+	}
+	if m.drop != 0 && m.drop != dropExecEnd && m.drop != dropExitRequest && v.cpuLock {
+		return nil, fmt.Errorf("drop-mb=%d: seed 001's branch has no pending_cpus handshake", m.drop)
+	}
+	if m.drop == dropExecEnd && v.cpuLock {
+		return nil, fmt.Errorf("drop-mb=%d: seed 001's branch has no cpu_exec_end handshake", m.drop)
+	}
+	if m.arm {
+		// Named after their mutexes; "word" as in glibc's lock word.
+		m.aListLock = m.word("qemu_cpu_list_lock word")
+		m.aBQL = m.word("bql word")
+		for c := 0; c < m.ncpus; c++ {
+			lock := "work_mutex"
+			if v.cpuLock {
+				lock = "lock"
+			}
+			m.aCPULock[c] = m.word(fmt.Sprintf("cpu%d->%s word", c, lock))
+		}
 	}
 	for i := 0; i < m.nitems; i++ {
 		kind := "wi"
@@ -276,6 +304,34 @@ func (m *machine) planWork() {
 	}
 }
 
+// The smp_mb()s drop-mb=N leaves out.
+const (
+	dropStartExclusive = 1 + iota // start_exclusive's, after atomic_set(pending_cpus, 1)
+	dropExecStart                 // cpu_exec_start's, between its store of running and its load of pending_cpus
+	dropExecEnd                   // cpu_exec_end's, the same for leaving
+	dropExitRequest               // qatomic_set_mb's, after clearing exit_request in the vCPU loop
+	dropMax                       = dropExitRequest
+)
+
+// mb reports whether the smp_mb() at site is there (drop-mb).
+func (m *machine) mb(site int) bool { return m.drop != site }
+
+// lockWord is the lock word of mu, a mutex of s (memory=2).
+func (m *machine) lockWord(s *state, mu *model.Mutex) model.Addr {
+	switch mu {
+	case &s.listLock:
+		return m.aListLock
+	case &s.bql:
+		return m.aBQL
+	}
+	for c := range s.cpuLock {
+		if mu == &s.cpuLock[c] {
+			return m.aCPULock[c]
+		}
+	}
+	panic("exclusive: a mutex outside the state")
+}
+
 // memOf is the memory of a state, for model.WithTSO.
 func memOf(s model.State) *model.Mem { return &s.(*state).mem }
 
@@ -316,6 +372,9 @@ func (m *machine) Init() model.State {
 	s := &state{m: m, mem: model.NewMem(m.names...)}
 	if m.tso {
 		s.mem.EnableTSO(m.threads...)
+	}
+	if m.arm {
+		s.mem.EnableARMv8(m.threads...)
 	}
 	for c := 0; c < m.nvcpus; c++ {
 		s.inList[c] = true

@@ -66,10 +66,17 @@ func (r *run) lock(mu *model.Mutex, name string) bool {
 		if r.labelling() {
 			r.label(r.m.lockWait(r.s, r.t, mu))
 		}
+		if r.m.arm {
+			return r.x.LockWord(r.s.mem, r.m.lockWord(r.s, mu), mu, name)
+		}
 		return r.x.Lock(mu, name)
 	}
 	r.drain()
-	r.x.Lock(mu, name)
+	if r.m.arm {
+		r.x.LockWord(r.s.mem, r.m.lockWord(r.s, mu), mu, name)
+	} else {
+		r.x.Lock(mu, name)
+	}
 	if mu == &r.s.listLock {
 		r.x.Count(mListLock, 1)
 	}
@@ -78,6 +85,10 @@ func (r *run) lock(mu *model.Mutex, name string) bool {
 
 func (r *run) unlock(mu *model.Mutex, name string) {
 	r.drain()
+	if r.m.arm {
+		r.x.UnlockWord(r.s.mem, r.m.lockWord(r.s, mu), mu, name)
+		return
+	}
 	r.x.Unlock(mu, name)
 }
 
@@ -146,6 +157,11 @@ func (r *run) kick(c int) string {
 
 func (r *run) wait(c *model.Cond, cname string, mu *model.Mutex, mname string) {
 	r.drain()
+	if r.m.arm {
+		// pthread_cond_wait releases the mutex; the waiter's next access
+		// is the re-acquire once woken.
+		r.x.ReleaseWordAndPark(r.s.mem, r.m.lockWord(r.s, mu))
+	}
 	r.x.Wait(c, cname, mu, mname)
 }
 

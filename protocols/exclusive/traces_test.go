@@ -46,6 +46,11 @@ var kept = []struct {
 	// A finding: seed 001's branch's pause_all_vcpus returns before every
 	// CPU has stopped.
 	{"cpu-lock-broadcast-pause", "cpu-lock-broadcast", model.Params{"vcpus": 2, "safe-work": 2, "pause": 1}},
+	// On an arm64 host (ARMv8 memory), each smp_mb() of the handshake
+	// left out.
+	{"arm64-drop-mb-1", "upstream", armRow(dropStartExclusive)},
+	{"arm64-drop-mb-2", "upstream", armRow(dropExecStart)},
+	{"arm64-drop-mb-3", "upstream", withTBs(armRow(dropExecEnd), 1)},
 }
 
 func tracePath(name string) string {

@@ -54,7 +54,7 @@ func (r *run) upstreamStep() {
 			return
 		}
 		r.setPending(1)
-		if r.m.v.noSmpMb {
+		if r.m.v.noSmpMb || !r.m.mb(dropStartExclusive) {
 			r.label("start_exclusive: atomic_set(pending_cpus, 1) (no smp_mb())")
 		} else {
 			r.x.Fence(s.mem)
@@ -180,7 +180,7 @@ func (r *run) upstreamStep() {
 		th.pc = pcXSRead
 	case pcXSRead:
 		mb := "smp_mb(); "
-		if r.m.v.noSmpMb {
+		if r.m.v.noSmpMb || !r.m.mb(dropExecStart) {
 			mb = "(no smp_mb()) "
 		} else {
 			r.x.Fence(s.mem)
@@ -256,15 +256,22 @@ func (r *run) upstreamStep() {
 		}
 		th.pc = pcXERead
 	case pcXERead:
-		r.x.Fence(s.mem)
+		mb := "smp_mb(); "
+		if r.m.mb(dropExecEnd) {
+			r.x.Fence(s.mem)
+		} else {
+			mb = "(no smp_mb()) "
+		}
 		p := r.pending()
 		if p == 0 {
-			r.label("cpu_exec_end: smp_mb(); atomic_read(pending_cpus) = 0: fast path")
+			if r.labelling() {
+				r.label("cpu_exec_end: " + mb + "atomic_read(pending_cpus) = 0: fast path")
+			}
 			r.ret()
 			return
 		}
 		if r.labelling() {
-			r.labelf("cpu_exec_end: smp_mb(); atomic_read(pending_cpus) = %d", p)
+			r.labelf("cpu_exec_end: %satomic_read(pending_cpus) = %d", mb, p)
 		}
 		th.pc = pcXELock
 	case pcXELock:

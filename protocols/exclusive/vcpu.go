@@ -112,13 +112,18 @@ func (r *run) vcpuStep() {
 		// work list is read after exit_request is clear (A.2:
 		// "enqueue then kick" against "clear exit_request, then drain").
 		r.x.Store(s.mem, r.m.aExit[t], 0)
-		r.x.Fence(s.mem)
+		nomb := ""
+		if r.m.mb(dropExitRequest) {
+			r.x.Fence(s.mem)
+		} else {
+			nomb = " (no smp_mb())"
+		}
 		if up {
 			if r.labelling() {
-				r.labelf("mttcg_cpu_thread_fn: qatomic_set_mb(&cpu%d->exit_request, 0)", t)
+				r.labelf("mttcg_cpu_thread_fn: qatomic_set_mb(&cpu%d->exit_request, 0)%s", t, nomb)
 			}
 		} else if r.labelling() {
-			r.labelf("qemu_tcg_cpu_thread_fn: atomic_mb_set(&cpu%d->exit_request, 0)", t)
+			r.labelf("qemu_tcg_cpu_thread_fn: atomic_mb_set(&cpu%d->exit_request, 0)%s", t, nomb)
 		}
 		th.pc = pcVIdle
 	case pcVHalt:
