@@ -38,7 +38,10 @@
 // WithTSO give each thread an x86-TSO store buffer whose commits are choices
 // of an extra "store buffers" thread; WithARMv8 runs the ARMv8 model of
 // Promising-ARM (armv8.go), whose extra "promises" thread lets a thread
-// write ahead of its program. LoadDep, StoreDep, Atomic, Barrier and Branch
+// write ahead of its program; WithARMv8NoPromises is the mode for
+// protocols that loop (armv8compact.go: no promises, the messages nobody
+// can read dropped after each step, and lock words, LockWord and
+// UnlockWord, through which a Mutex orders its critical sections). LoadDep, StoreDep, Atomic, Barrier and Branch
 // say what the ARMv8 model needs beyond SC (acquire and release, the
 // kernel's barriers, the dependency a loaded value carries) and mean their
 // plain counterparts under SC and TSO. Model-only bookkeeping (observers

@@ -164,8 +164,16 @@
 // upstream without the smp_mb() of cpu_exec_start and start_exclusive. It
 // is defined on x86-TSO, where the barrier matters, and so runs with store
 // buffers whatever memory says (without them it explores exactly
-// upstream's states). The real implementation runs on Go's sequentially
-// consistent atomics and refuses both.
+// upstream's states). memory=2 runs it on an arm64 host's memory
+// (model.WithARMv8NoPromises: ARMv8 without load buffering, safety and
+// deadlock only): qatomic_read/qatomic_set are plain LDR/STR, smp_mb() is
+// DMB ISH, and each mutex has a lock word (machine.lockWord) taken with an
+// acquire CAS and released with a release store, as glibc does on arm64,
+// which is what orders one holder's critical section after the last.
+// drop-mb=N leaves one smp_mb() out (dropStartExclusive ...): under ARMv8
+// each of the handshake's three is found (matrix.go's arm64 rows). The
+// real implementation runs on Go's sequentially consistent atomics and
+// refuses memory=1 and 2.
 //
 // Properties: mutual-exclusion (A1-S1: no CPU inside cpu_exec while an
 // exclusive section runs), single-exclusive (A1-S2), work-once (A2-S1:

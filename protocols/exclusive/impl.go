@@ -93,6 +93,9 @@ func newImpl(variant string, p model.Params) (rt.Body, error) {
 	// The real code runs on Go's memory model, whose atomics are
 	// sequentially consistent: the model's store buffers (memory=1) and
 	// no-smp-mb, whose bug needs them, have no counterpart here.
+	if p["drop-mb"] != 0 {
+		return nil, fmt.Errorf("exclusive: the real implementation keeps every smp_mb() (Go's atomics are sequentially consistent); drop-mb=%d exists only in the model", p["drop-mb"])
+	}
 	if p["memory"] != 0 || variant == "no-smp-mb" {
 		return nil, fmt.Errorf("exclusive: the real implementation runs on sequentially consistent atomics; memory=%d and the variant no-smp-mb (always x86-TSO) exist only in the model", p["memory"])
 	}

@@ -310,7 +310,7 @@ const (
 	dropExecStart                 // cpu_exec_start's, between its store of running and its load of pending_cpus
 	dropExecEnd                   // cpu_exec_end's, the same for leaving
 	dropExitRequest               // qatomic_set_mb's, after clearing exit_request in the vCPU loop
-	dropMax                       = dropExitRequest
+	dropMax            = dropExitRequest
 )
 
 // mb reports whether the smp_mb() at site is there (drop-mb).
