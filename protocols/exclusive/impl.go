@@ -329,7 +329,7 @@ func (w *world) broadcast(cv *rt.Cond, label string) {
 func (w *world) kick(c int, prefix string) {
 	w.broadcast(w.haltCond[c], fmt.Sprintf("%sqemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond)", prefix, c, c))
 	w.exitReq[c].Store(1)
-	w.e.Notef("; cpu_exit(cpu%d): qatomic_set(&cpu%d->exit_request, 1)", c, c)
+	w.e.Notef("; cpu_exit(cpu%d): %s(&cpu%d->exit_request, 1)", c, w.m.atomicSet, c)
 }
 
 // wait is one iteration of a while loop around qemu_cond_wait: the wait

@@ -143,11 +143,11 @@ func (th *thr) cpuExec() (atomicExit bool) {
 		return false // cpu_handle_halt: EXCP_HALTED
 	}
 	for {
-		w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: qatomic_read(&cpu%d->exit_request) = ", t))
+		w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: %s(&cpu%d->exit_request) = ", w.m.atomicRead, t))
 		v := w.exitReq[t].Load()
 		w.e.Notef("%d", v)
 		if v != 0 {
-			w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: qatomic_set(&cpu%d->exit_request, 0); cpu_exec returns EXCP_INTERRUPT", t))
+			w.e.Yield(fmt.Sprintf("cpu_handle_interrupt: %s(&cpu%d->exit_request, 0); cpu_exec returns EXCP_INTERRUPT", w.m.atomicSet, t))
 			w.exitReq[t].Store(0)
 			return false
 		}
@@ -361,7 +361,7 @@ func (th *thr) safeWork(i int) {
 // (machine.planWork): hot-plug, safe work, run_on_cpu calls, unplug.
 func (th *thr) ioThread() {
 	w := th.w
-	w.bql.Lock("main_loop: bql_lock()")
+	w.bql.Lock(w.m.mainLock)
 	for _, a := range w.m.ioScript {
 		i := int(a.item)
 		switch a.kind {
@@ -381,7 +381,7 @@ func (th *thr) ioThread() {
 			th.cpuListRemove()
 		}
 	}
-	w.bql.Unlock("main_loop: bql_unlock()")
+	w.bql.Unlock(w.m.mainUnlock)
 	w.prog.ioDone.Store(true)
 }
 

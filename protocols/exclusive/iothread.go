@@ -31,12 +31,12 @@ func (r *run) ioStep() {
 		if !r.lock(&s.bql, "bql") {
 			return
 		}
-		r.label("main_loop: bql_lock()")
+		r.label(r.m.mainLock)
 		th.pc = pcIONext
 	case pcIOEnd:
 		r.unlock(&s.bql, "bql")
 		r.x.ExitMem(s.mem) // the thread's script is over
-		r.label("main_loop: bql_unlock()")
+		r.label(r.m.mainUnlock)
 		th.pc = pcDone
 
 	// cpu_list_add

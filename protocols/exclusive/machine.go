@@ -127,6 +127,10 @@ type machine struct {
 	haltNames [maxCPUs]string // cpuN->halt_cond
 	props     model.Properties
 	keyMax    int // the longest encoding, without the memory
+	// QEMU's names in the labels, of the seed's era (seed 001's branch,
+	// 2018: atomic_set, qemu_mutex_lock_iothread) or of today's
+	// (upstream: qatomic_set since 5.2, bql_lock since 9.0).
+	atomicSet, atomicRead, mainLock, mainUnlock string
 }
 
 // Metrics.
@@ -145,6 +149,12 @@ func newMachine(v flags, p model.Params) (*machine, error) {
 		hotplug: p["hotplug"] == 1, hotThread: p["hotplug-thread"] == 1, pause: p["pause"] == 1,
 		mmio: p["mmio"] == 1, spurious: p["spurious"] == 1, tso: p["memory"] == 1,
 		arm: p["memory"] == 2, drop: p["drop-mb"]}
+	m.atomicSet, m.atomicRead = "qatomic_set", "qatomic_read"
+	m.mainLock, m.mainUnlock = "main_loop: bql_lock()", "main_loop: bql_unlock()"
+	if v.cpuLock {
+		m.atomicSet, m.atomicRead = "atomic_set", "atomic_read"
+		m.mainLock, m.mainUnlock = "main_loop: qemu_mutex_lock_iothread()", "main_loop: qemu_mutex_unlock_iothread()"
+	}
 	m.ncpus = m.nvcpus
 	if m.hotplug {
 		m.ncpus++

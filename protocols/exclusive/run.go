@@ -151,8 +151,8 @@ func (r *run) kick(c int) string {
 	if !r.labelling() {
 		return ""
 	}
-	return fmt.Sprintf("qemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond) %s; cpu_exit(cpu%d): qatomic_set(&cpu%d->exit_request, 1)",
-		c, c, r.wakesAll(ws), c, c)
+	return fmt.Sprintf("qemu_cpu_kick(cpu%d): qemu_cond_broadcast(cpu%d->halt_cond) %s; cpu_exit(cpu%d): %s(&cpu%d->exit_request, 1)",
+		c, c, r.wakesAll(ws), c, r.m.atomicSet, c)
 }
 
 func (r *run) wait(c *model.Cond, cname string, mu *model.Mutex, mname string) {

@@ -152,19 +152,19 @@ func (r *run) vcpuStep() {
 	case pcVHI:
 		if r.x.Load(s.mem, r.m.aExit[t]) != 0 {
 			if r.labelling() {
-				r.labelf("cpu_handle_interrupt: qatomic_read(&cpu%d->exit_request) = 1", t)
+				r.labelf("cpu_handle_interrupt: %s(&cpu%d->exit_request) = 1", r.m.atomicRead, t)
 			}
 			th.pc = pcVHIClear
 			return
 		}
 		if r.labelling() {
-			r.labelf("cpu_handle_interrupt: qatomic_read(&cpu%d->exit_request) = 0", t)
+			r.labelf("cpu_handle_interrupt: %s(&cpu%d->exit_request) = 0", r.m.atomicRead, t)
 		}
 		th.pc = pcVTB
 	case pcVHIClear:
 		r.x.Store(s.mem, r.m.aExit[t], 0)
 		if r.labelling() {
-			r.labelf("cpu_handle_interrupt: qatomic_set(&cpu%d->exit_request, 0); cpu_exec returns EXCP_INTERRUPT", t)
+			r.labelf("cpu_handle_interrupt: %s(&cpu%d->exit_request, 0); cpu_exec returns EXCP_INTERRUPT", r.m.atomicSet, t)
 		}
 		r.call(r.m.execEnd(), pcVRelock)
 	case pcVTBRun:
