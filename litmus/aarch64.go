@@ -209,7 +209,8 @@ type lineText struct {
 	line int
 }
 
-// splitKeep splits s at ';', keeping each piece's line.
+// splitKeep splits s at ';', keeping the line each piece starts on: the
+// piece keeps its line breaks, which tokenize counts from there.
 func splitKeep(s string, line int) []lineText {
 	var out []lineText
 	start, startLine := 0, line
@@ -222,9 +223,6 @@ func splitKeep(s string, line int) []lineText {
 		}
 		if s[i] == '\n' {
 			line++
-			if strings.TrimSpace(s[start:i]) == "" {
-				startLine = line
-			}
 		}
 	}
 	return out

@@ -26,6 +26,7 @@ func TestParseErrors(t *testing.T) {
 		{"AArch64 t\n{\n0:X1=x;\n}\n P0 | P1 ;\n NOP | NOP | NOP ;\nexists (0:X0=1)\n", "f.litmus:6: more columns than threads"},
 		{"AArch64 t\n{\n0:X1=x;\n", "f.litmus:2: initial state { not closed"},
 		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n CSEL W0,W1,W2,GT ;\nexists (0:X0=1)\n", `unsupported condition "GT"`},
+		{"AArch64 t\n{\n0:X1=x;\n\n5:X2=y;\n}\n P0 ;\n LDR W0,[X1] ;\nexists (0:X0=1)\n", "f.litmus:5: thread 5 does not exist"},
 	} {
 		_, err := litmus.Parse("f.litmus", []byte(c.src))
 		if err == nil {
