@@ -157,12 +157,12 @@ func parseAArch64Init(t *Test, file, init string, line int) error {
 			p.next()
 			p.accept("*")
 		}
-		if n, err := strconv.Atoi(p.peek()); err == nil && len(p.t) > p.i+1 && p.t[p.i+1].s == ":" {
-			p.next()
-			p.next()
-			if n < 0 || n >= len(t.Threads) {
-				return p.errf("thread %d does not exist", n)
+		if n, isNum, err := number(p.peek(), false); isNum && len(p.t) > p.i+1 && p.t[p.i+1].s == ":" {
+			if err != nil || n >= uint64(len(t.Threads)) {
+				return p.errf("thread %s does not exist", p.peek())
 			}
+			p.next()
+			p.next()
 			r := p.next()
 			k, ok := regNum(r)
 			if !ok || k < 0 {
@@ -185,7 +185,7 @@ func parseAArch64Init(t *Test, file, init string, line int) error {
 					return err
 				}
 			}
-			if name == "" || !isIdent(rune(name[0])) {
+			if name == "" || !isIdent(rune(name[0])) || name[0] >= '0' && name[0] <= '9' {
 				return p.errf("expected a location, found %q", name)
 			}
 			l := t.loc(name)
@@ -230,12 +230,13 @@ func splitKeep(s string, line int) []lineText {
 
 func initValue(t *Test, p *tokens) (uint64, error) {
 	neg := p.accept("-")
+	line := p.line()
 	w := p.next()
-	if n, err := strconv.ParseInt(w, 0, 64); err == nil {
-		if neg {
-			n = -n
+	if v, isNum, err := number(w, neg); isNum {
+		if err != nil {
+			return 0, &ParseError{File: p.file, Line: line, Msg: err.Error()}
 		}
-		return uint64(n), nil
+		return v, nil
 	}
 	if w == "" || !isIdent(rune(w[0])) || neg {
 		return 0, p.errf("expected a value, found %q", w)
@@ -283,14 +284,14 @@ func parseInsn(t *Test, th *Thread, text string, line int, file string, labels m
 		if p.accept("#") {
 			neg := p.accept("-")
 			w := p.next()
-			n, err := strconv.ParseInt(w, 0, 64)
-			if err != nil {
+			v, isNum, err := number(w, neg)
+			if !isNum {
 				return none, errf("bad immediate %q", w)
 			}
-			if neg {
-				n = -n
+			if err != nil {
+				return none, errf("%v", err)
 			}
-			return imm(uint64(n)), nil
+			return imm(v), nil
 		}
 		o, _, err := regOp()
 		return o, err

@@ -100,13 +100,17 @@ func parseC(file, src, comments string) (*Test, error) {
 		if strings.HasPrefix(e.val, "ATOMIC_INIT(") && strings.HasSuffix(e.val, ")") {
 			e.val = strings.TrimSuffix(strings.TrimPrefix(e.val, "ATOMIC_INIT("), ")")
 		}
-		v, err := strconv.ParseInt(e.val, 0, 64)
-		if err == nil {
-			t.Init[t.loc(e.name)] = uint64(v)
+		neg := strings.HasPrefix(e.val, "-")
+		v, isNum, err := number(strings.TrimPrefix(e.val, "-"), neg)
+		if isNum {
+			if err != nil {
+				return nil, &ParseError{File: file, Line: e.line, Msg: err.Error()}
+			}
+			t.Init[t.loc(e.name)] = v
 			continue
 		}
 		name := strings.TrimPrefix(e.val, "&")
-		if name == "" || !isIdent(rune(name[0])) {
+		if name == "" || !isIdent(rune(name[0])) || name[0] >= '0' && name[0] <= '9' {
 			return nil, &ParseError{File: file, Line: e.line, Msg: "bad initial value " + strconv.Quote(e.val)}
 		}
 		t.Init[t.loc(e.name)] = LocBase + uint64(t.loc(name))
@@ -386,9 +390,12 @@ func (c *cComp) unary() (Operand, error) {
 		return none, p.errf("expected an expression")
 	}
 	w := p.peek()
-	if n, err := strconv.ParseInt(w, 0, 64); err == nil {
+	if n, isNum, err := number(w, false); isNum {
+		if err != nil {
+			return none, p.errf("%s: %v", c.th.Name, err)
+		}
 		p.next()
-		return imm(uint64(n)), nil
+		return imm(n), nil
 	}
 	if len(p.t) > p.i+1 && p.t[p.i+1].s == "(" {
 		return c.call(false)

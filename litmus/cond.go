@@ -2,7 +2,6 @@ package litmus
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -131,12 +130,13 @@ func parseAtom(t *Test, p *tokens, rn func(int, string) (string, error)) (*Expr,
 	}
 	e := &Expr{Op: op, Var: v}
 	neg := p.accept("-")
+	line := p.line()
 	w := p.next()
-	if n, err := strconv.ParseInt(w, 0, 64); err == nil {
-		if neg {
-			n = -n
+	if n, isNum, err := number(w, neg); isNum {
+		if err != nil {
+			return nil, &ParseError{File: p.file, Line: line, Msg: err.Error()}
 		}
-		e.Value = uint64(n)
+		e.Value = n
 		return e, nil
 	}
 	if w == "" || !isIdent(rune(w[0])) || neg {
@@ -156,16 +156,16 @@ func parseVar(t *Test, p *tokens, rn func(int, string) (string, error)) (Var, er
 			return Var{}, err
 		}
 		w = l
-	} else if n, err := strconv.Atoi(w); err == nil && p.accept(":") {
-		if n < 0 || n >= len(t.Threads) {
-			return Var{}, p.errf("thread %d does not exist", n)
+	} else if n, isNum, err := number(w, false); isNum && p.accept(":") {
+		if err != nil || n >= uint64(len(t.Threads)) {
+			return Var{}, p.errf("thread %s does not exist", w)
 		}
 		r := p.next()
-		name, err := rn(n, r)
+		name, err := rn(int(n), r)
 		if err != nil {
 			return Var{}, p.errf("%v", err)
 		}
-		return Var{Thread: n, Reg: name}, nil
+		return Var{Thread: int(n), Reg: name}, nil
 	}
 	if w == "" || !isIdent(rune(w[0])) || (w[0] >= '0' && w[0] <= '9') {
 		return Var{}, p.errf("expected a location or thread:register, found %q", w)

@@ -1,6 +1,9 @@
 package litmus
 
 import (
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -165,4 +168,32 @@ func (p *tokens) accept(s string) bool {
 		return true
 	}
 	return false
+}
+
+// number reads w as an integer literal when it starts with a digit, as
+// strconv reads Go's (decimal, 0x, 0o, 0b, a leading 0 for octal), and
+// negates it for neg; isNum is false for anything else (a name). A word
+// that starts with a digit is a number or an error, never a name: read as
+// a name, an out-of-range value would quietly become a new location, or
+// an "unknown name". Values are 64-bit registers and memory words, so a
+// number may go up to 2^64-1, and down to -2^63.
+func number(w string, neg bool) (v uint64, isNum bool, err error) {
+	if w == "" || w[0] < '0' || w[0] > '9' {
+		return 0, false, nil
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	u, err := strconv.ParseUint(w, 0, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange), err == nil && neg && u > 1<<63:
+		return 0, true, fmt.Errorf("number %s%s is out of range (values are 64 bits)", sign, w)
+	case err != nil:
+		return 0, true, fmt.Errorf("bad number %q", sign+w)
+	}
+	if neg {
+		u = -u
+	}
+	return u, true, nil
 }
