@@ -54,6 +54,7 @@ func parseAArch64(file, src, comments string) (*Test, error) {
 	if i == len(lines) {
 		return nil, &ParseError{File: file, Line: len(lines), Msg: "no program"}
 	}
+	header := strings.Join(splitRow(lines[i]), " | ")
 	for k, col := range splitRow(lines[i]) {
 		if col != "P"+strconv.Itoa(k) {
 			return nil, &ParseError{File: file, Line: i + 1, Msg: "expected thread names P0 | P1 | ... ;, found " + strconv.Quote(strings.TrimSpace(lines[i]))}
@@ -78,9 +79,12 @@ func parseAArch64(file, src, comments string) (*Test, error) {
 		if f := strings.Fields(l)[0]; f == "exists" || f == "forall" || f == "~exists" || f == "~" || f == "locations" || f == "filter" || strings.HasPrefix(f, "exists(") || strings.HasPrefix(f, "forall(") || strings.HasPrefix(f, "~exists(") {
 			break
 		}
+		// herd refuses a row whose columns are not the threads one for
+		// one ("mismatch in instruction lines"): with fewer columns the
+		// instructions would go to the wrong threads.
 		cols := splitRow(lines[i])
-		if len(cols) > len(t.Threads) {
-			return nil, &ParseError{File: file, Line: i + 1, Msg: "more columns than threads"}
+		if len(cols) != len(t.Threads) {
+			return nil, &ParseError{File: file, Line: i + 1, Msg: sprintf("expected %d columns, one a thread (%s), found %d", len(t.Threads), header, len(cols))}
 		}
 		for k, col := range cols {
 			if col == "" {
