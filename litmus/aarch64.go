@@ -251,15 +251,30 @@ func initValue(t *Test, p *tokens) (uint64, error) {
 // parseInsn parses one AArch64 instruction (or label) into th's code.
 func parseInsn(t *Test, th *Thread, text string, line int, file string, labels map[string]int, fix *[]fixup) error {
 	p := &tokens{t: tokenize(text, line), file: file}
-	op := strings.ToUpper(p.next())
-	if p.accept(":") && p.peek() == "" {
-		labels[p.t[0].s] = len(th.Code)
+	cell := text
+	errf := func(format string, args ...any) error {
+		return &ParseError{File: file, Line: line, Msg: th.Name + ": " + strconv.Quote(cell) + ": " + sprintf(format, args...)}
+	}
+	// Labels: herd's grammar reads "NAME:" before an instruction, as
+	// well as alone in a cell, and the label names the next instruction
+	// of the thread, in this cell or a later row.
+	for len(p.t) > p.i+1 && p.t[p.i+1].s == ":" {
+		name := p.next()
+		p.next()
+		if c := name[0]; !isIdent(rune(c)) || c >= '0' && c <= '9' {
+			return errf("bad label %q", name)
+		}
+		if _, dup := labels[name]; dup {
+			return errf("label %q defined twice", name)
+		}
+		labels[name] = len(th.Code)
+		text = strings.TrimSpace(text[strings.Index(text, ":")+1:])
+	}
+	if p.peek() == "" {
 		return nil
 	}
+	op := strings.ToUpper(p.next())
 	in := Insn{Line: line, Text: text, Dst: -1, Base: none, Off: none, A: none, B: none}
-	errf := func(format string, args ...any) error {
-		return &ParseError{File: file, Line: line, Msg: th.Name + ": " + strconv.Quote(text) + ": " + sprintf(format, args...)}
-	}
 	// reg parses a register operand; dst asks for a destination.
 	regOp := func() (Operand, bool, error) {
 		r := p.next()

@@ -29,6 +29,9 @@ func TestParseErrors(t *testing.T) {
 		{"AArch64 t\n{\n0:X1=x;\n", "f.litmus:2: initial state { not closed"},
 		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n CSEL W0,W1,W2,GT ;\nexists (0:X0=1)\n", `unsupported condition "GT"`},
 		{"AArch64 t\n{\n0:X1=x;\n\n5:X2=y;\n}\n P0 ;\n LDR W0,[X1] ;\nexists (0:X0=1)\n", "f.litmus:5: thread 5 does not exist"},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n L0: NOP ;\n L0: LDR W0,[X1] ;\nexists (0:X0=1)\n", `f.litmus:7: P0: "L0: LDR W0,[X1]": label "L0" defined twice`},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n 0: LDR W0,[X1] ;\nexists (0:X0=1)\n", `f.litmus:6: P0: "0: LDR W0,[X1]": bad label "0"`},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n L0: LDR W0,[X1] ;\n CBNZ W0,L0 ;\nexists (0:X0=1)\n", `f.litmus:7: P0: a branch back to "L0" (loops are not supported)`},
 		// Numbers that do not fit 64 bits are out of range, not names.
 		{"AArch64 t\n{\nx=18446744073709551616;\n0:X1=x;\n}\n P0 ;\n LDR W0,[X1] ;\nexists (0:X0=1)\n", "f.litmus:3: number 18446744073709551616 is out of range (values are 64 bits)"},
 		{"AArch64 t\n{\n0:X1=x;\n0:X2=-9223372036854775809;\n}\n P0 ;\n LDR W0,[X1] ;\nexists (0:X0=1)\n", "f.litmus:4: number -9223372036854775809 is out of range"},
@@ -67,6 +70,48 @@ func TestParseNumbers(t *testing.T) {
 	}
 	if got := test.Cond.Expr.Value; got != ^uint64(0) {
 		t.Errorf("condition's value %#x, want %#x", got, ^uint64(0))
+	}
+}
+
+// TestParseLabels: herd7 reads a label before an instruction in the same
+// cell ("L0: STR W2,[X3]") as well as alone; either way it names the
+// next instruction, and a cell may carry several.
+func TestParseLabels(t *testing.T) {
+	src := `AArch64 t
+{
+0:X1=x; 0:X3=y; x=1;
+}
+ P0              ;
+ LDR W0,[X1]     ;
+ CBNZ W0,L0      ;
+ MOV W2,#1       ;
+ L0: L1: STR W2,[X3] ;
+ CBZ W0,L2       ;
+ MOV W4,#1       ;
+ L2:             ;
+exists (y=1)
+`
+	test, err := litmus.Parse("f.litmus", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := test.Threads[0].Code
+	if len(code) != 6 {
+		t.Fatalf("%d instructions, want 6", len(code))
+	}
+	if code[1].Target != 3 || code[3].Text != "STR W2,[X3]" || code[3].Line != 9 {
+		t.Errorf("CBNZ to %d, instruction 3 %q on line %d; want 3, \"STR W2,[X3]\", 9", code[1].Target, code[3].Text, code[3].Line)
+	}
+	if code[4].Target != 6 {
+		t.Errorf("CBZ to %d, want 6 (the end)", code[4].Target)
+	}
+	// x is 1: the branch skips the MOV, and y stays 0.
+	r, err := litmus.Run(test, "sc", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Observable() || len(r.Outcomes) != 1 {
+		t.Errorf("outcomes %v, want y=0 only", r.Outcomes)
 	}
 }
 
