@@ -63,7 +63,8 @@ func parseAArch64(file, src, comments string) (*Test, error) {
 	}
 	i++
 	// The initial state needs the threads to exist.
-	if err := parseAArch64Init(t, file, init.String(), initLine); err != nil {
+	set, err := parseAArch64Init(t, file, init.String(), initLine)
+	if err != nil {
 		return nil, err
 	}
 	labels := make([]map[string]int, len(t.Threads))
@@ -107,8 +108,11 @@ func parseAArch64(file, src, comments string) (*Test, error) {
 			th.Code[f.insn].Target = target
 		}
 	}
+	if err := checkAddrRegs(t, file, set); err != nil {
+		return nil, err
+	}
 	p := &tokens{t: tokenize(strings.Join(lines[i:], "\n"), i+1), file: file}
-	err := parseFinal(t, p, func(n int, r string) (string, error) {
+	err = parseFinal(t, p, func(n int, r string) (string, error) {
 		if k, ok := regNum(r); ok && k >= 0 {
 			t.Threads[n].reg("X" + strconv.Itoa(k))
 			return "X" + strconv.Itoa(k), nil
@@ -116,6 +120,34 @@ func parseAArch64(file, src, comments string) (*Test, error) {
 		return "", &ParseError{Msg: "not a register: " + r}
 	})
 	return t, err
+}
+
+// checkAddrRegs refuses an access whose address register neither the
+// initial state nor an earlier instruction sets (branches only go
+// forward, so no later one can either): the register holds 0, which is
+// no location, and every execution would fail there. An offset register
+// that may hold an address ([X5,X1], X5 unset) lets it pass.
+func checkAddrRegs(t *Test, file string, set []map[int]bool) error {
+	for k, th := range t.Threads {
+		written := map[int]bool{}
+		unset := func(o Operand) bool { return o.Reg < 0 || !set[k][o.Reg] && !written[o.Reg] }
+		for _, in := range th.Code {
+			switch in.Kind {
+			case KLoad, KStore, KRMW:
+				if in.Base.Reg >= 0 && unset(in.Base) && unset(in.Off) {
+					r := th.Regs[in.Base.Reg]
+					return &ParseError{File: file, Line: in.Line, Msg: sprintf("%s: %q: %s is not initialised (an address register needs a location in the initial state, as %d:%s=x)", th.Name, in.Text, r, k, r)}
+				}
+			}
+			if in.Dst >= 0 {
+				written[in.Dst] = true
+			}
+			if in.Post != 0 {
+				written[in.Base.Reg] = true
+			}
+		}
+	}
+	return nil
 }
 
 type fixup struct {
@@ -150,7 +182,20 @@ func regNum(s string) (int, bool) {
 	return n, true
 }
 
-func parseAArch64Init(t *Test, file, init string, line int) error {
+// parseAArch64Init parses the initial state; it returns, for each
+// thread, the registers it sets.
+func parseAArch64Init(t *Test, file, init string, line int) ([]map[int]bool, error) {
+	set := make([]map[int]bool, len(t.Threads))
+	for k := range set {
+		set[k] = map[int]bool{}
+	}
+	err := parseInitEntries(t, file, init, line, set)
+	return set, err
+}
+
+// parseInitEntries parses the initial state's entries, noting in set[n]
+// the registers of thread n they set.
+func parseInitEntries(t *Test, file, init string, line int, set []map[int]bool) error {
 	for _, entry := range splitKeep(init, line) {
 		p := &tokens{t: tokenize(entry.s, entry.line), file: file}
 		if len(p.t) == 0 {
@@ -180,7 +225,9 @@ func parseAArch64Init(t *Test, file, init string, line int) error {
 				return err
 			}
 			th := t.Threads[n]
-			th.RegInit[th.reg("X"+strconv.Itoa(k))] = v
+			ri := th.reg("X" + strconv.Itoa(k))
+			th.RegInit[ri] = v
+			set[n][ri] = true
 		} else {
 			name := p.next()
 			if name == "[" {
@@ -329,6 +376,9 @@ func parseInsn(t *Test, th *Thread, text string, line int, file string, labels m
 		b, _, err := regOp()
 		if err != nil {
 			return err
+		}
+		if b.Reg < 0 {
+			return errf("the zero register is not an address")
 		}
 		in.Base = b
 		if p.accept(",") {

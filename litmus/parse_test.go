@@ -32,6 +32,11 @@ func TestParseErrors(t *testing.T) {
 		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n L0: NOP ;\n L0: LDR W0,[X1] ;\nexists (0:X0=1)\n", `f.litmus:7: P0: "L0: LDR W0,[X1]": label "L0" defined twice`},
 		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n 0: LDR W0,[X1] ;\nexists (0:X0=1)\n", `f.litmus:6: P0: "0: LDR W0,[X1]": bad label "0"`},
 		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n L0: LDR W0,[X1] ;\n CBNZ W0,L0 ;\nexists (0:X0=1)\n", `f.litmus:7: P0: a branch back to "L0" (loops are not supported)`},
+		// An address register nothing sets holds 0, no location.
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n LDR W0,[X5] ;\nexists (0:X0=1)\n", `f.litmus:6: P0: "LDR W0,[X5]": X5 is not initialised (an address register needs a location in the initial state, as 0:X5=x)`},
+		{"AArch64 t\n{\n0:X1=x;\n1:X1=x;\n}\n P0 | P1 ;\n MOV W0,#1 | LDR W0,[X1] ;\n L0: STR W0,[X1] | STR W0,[W2,#4] ;\nexists (1:X0=1)\n", `f.litmus:8: P1: "STR W0,[W2,#4]": X2 is not initialised`},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n LDR W0,[X1] ;\n SWP W0,W2,[X3,X4] ;\nexists (0:X0=1)\n", `f.litmus:7: P0: "SWP W0,W2,[X3,X4]": X3 is not initialised`},
+		{"AArch64 t\n{\n0:X1=x;\n}\n P0 ;\n LDR W0,[XZR] ;\nexists (0:X0=1)\n", `f.litmus:6: P0: "LDR W0,[XZR]": the zero register is not an address`},
 		// Numbers that do not fit 64 bits are out of range, not names.
 		{"AArch64 t\n{\nx=18446744073709551616;\n0:X1=x;\n}\n P0 ;\n LDR W0,[X1] ;\nexists (0:X0=1)\n", "f.litmus:3: number 18446744073709551616 is out of range (values are 64 bits)"},
 		{"AArch64 t\n{\n0:X1=x;\n0:X2=-9223372036854775809;\n}\n P0 ;\n LDR W0,[X1] ;\nexists (0:X0=1)\n", "f.litmus:4: number -9223372036854775809 is out of range"},
@@ -112,6 +117,35 @@ exists (y=1)
 	}
 	if r.Observable() || len(r.Outcomes) != 1 {
 		t.Errorf("outcomes %v, want y=0 only", r.Outcomes)
+	}
+}
+
+// TestParseAddrRegs: an address register is set by the initial state or
+// by an earlier instruction (a pointer read from memory, a computed
+// address), or the offset register may hold the address.
+func TestParseAddrRegs(t *testing.T) {
+	src := `AArch64 t
+{
+x=y; 0:X1=x; 0:X6=y;
+}
+ P0              ;
+ LDR X2,[X1]     ;
+ LDR W3,[X2]     ;
+ ADD X4,X1,#0    ;
+ STR W3,[X4]     ;
+ LDR W5,[X7,X6]  ;
+exists (0:X3=0)
+`
+	test, err := litmus.Parse("f.litmus", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := litmus.Run(test, "sc", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Validated() {
+		t.Errorf("outcomes %v, want 0:X3=0", r.Outcomes)
 	}
 }
 
