@@ -52,10 +52,12 @@ func WithARMv8NoPromises(m Machine, mem func(State) *Mem) Machine {
 }
 
 // compact drops the messages no thread can read and renumbers the views
-// (see above). It does nothing while a promise is outstanding. next[t],
+// (see above). It does nothing while a promise is outstanding. next(t),
 // when not 0, is the lock word (plus one) thread t takes with LockWord
-// before any other access in its next step.
-func (a *armMem) compact(next []uint32) {
+// before any other access in its next step; compact asks it only of the
+// threads whose views alone keep some message alive, since finding it out
+// costs a step.
+func (a *armMem) compact(next func(t int) uint32) {
 	if len(a.msgs) == 0 {
 		return
 	}
@@ -65,52 +67,62 @@ func (a *armMem) compact(next []uint32) {
 		}
 	}
 	words := len(a.init)
-	// floor[w]: the oldest message of w some thread can still read.
+	// floors[t][w]: the oldest message of w thread t can still read
+	// (^0: none, the thread reads nothing any more); floor[w] their
+	// minimum.
+	floors := make([][]uint32, len(a.th))
 	floor := make([]uint32, words)
-	for w := range floor {
-		floor[w] = ^uint32(0)
+	newest := make([]uint32, words)
+	for ts := range a.msgs {
+		newest[a.msgs[ts].addr] = uint32(ts + 1)
 	}
-	last := make([]uint32, words) // scratch: newest message of w at or below a bound
 	for i := range a.th {
-		th := &a.th[i]
-		if th.rest == restNone {
-			continue // it reads nothing any more
-		}
-		// low bounds every read the thread will make, whatever word.
-		low := th.vrNew.r
+		floors[i] = make([]uint32, words)
 		lock := uint32(0)
-		switch {
-		case th.rest >= restLock:
-			lock = th.rest - restLock + 1
-		case i < len(next):
-			lock = next[i]
+		if r := a.th[i].rest; r >= restLock {
+			lock = r - restLock + 1
 		}
-		if lock != 0 {
-			// Its next access is AcquireWord's read-modify-write of a
-			// lock word, which reads the newest message of that word:
-			// one at least as new as the newest now.
-			l := Addr(lock - 1)
-			for ts := len(a.msgs); ts >= 1; ts-- {
-				if a.msgs[ts-1].addr == l {
-					low = max(low, uint32(ts))
+		a.floors(i, lock, floors[i])
+	}
+	minimum := func() {
+		for w := range floor {
+			floor[w] = ^uint32(0)
+			for i := range floors {
+				floor[w] = min(floor[w], floors[i][w])
+			}
+		}
+	}
+	minimum()
+	// Ask the threads whose floor is the minimum of a word that has
+	// newer messages, until none is left to ask: raising one thread's
+	// floor can make another's the minimum.
+	asked := make([]bool, len(a.th))
+	for next != nil {
+		raised := false
+		for i := range a.th {
+			if asked[i] || a.th[i].rest != restAny {
+				continue
+			}
+			holds := false // thread i's floor keeps an older message of some word
+			for w := range floor {
+				if floors[i][w] == floor[w] && floor[w] < newest[w] {
+					holds = true
 					break
 				}
 			}
-		}
-		clear(last)
-		hi := low
-		for _, c := range th.coh {
-			hi = max(hi, c.r)
-		}
-		for ts := uint32(1); ts <= hi && int(ts) <= len(a.msgs); ts++ {
-			w := a.msgs[ts-1].addr
-			if ts <= max(th.coh[w].r, low) {
-				last[w] = ts
+			if !holds {
+				continue
+			}
+			asked[i] = true
+			if lock := next(i); lock != 0 {
+				a.floors(i, lock, floors[i])
+				raised = true
 			}
 		}
-		for w := range floor {
-			floor[w] = min(floor[w], last[w])
+		if !raised {
+			break
 		}
+		minimum()
 	}
 	// rank[ts]: the live messages at or below ts, the new timestamp.
 	rank := make([]uint32, len(a.msgs)+1)
@@ -146,6 +158,45 @@ func (a *armMem) compact(next []uint32) {
 		}
 	}
 	a.msgs = kept
+}
+
+// floors sets out[w] to the oldest message of w (0: the initial value)
+// thread t can still read, or ^0 for every word if it reads nothing any
+// more; lock, when not 0, is the lock word (plus one) whose newest
+// message the thread's next access reads.
+func (a *armMem) floors(t int, lock uint32, out []uint32) {
+	th := &a.th[t]
+	if th.rest == restNone {
+		for w := range out {
+			out[w] = ^uint32(0)
+		}
+		return
+	}
+	// low bounds every read the thread will make, whatever word.
+	low := th.vrNew.r
+	if lock != 0 {
+		// Its next access is AcquireWord's read-modify-write of a lock
+		// word, which reads the newest message of that word: one at
+		// least as new as the newest now.
+		l := Addr(lock - 1)
+		for ts := len(a.msgs); ts >= 1; ts-- {
+			if a.msgs[ts-1].addr == l {
+				low = max(low, uint32(ts))
+				break
+			}
+		}
+	}
+	clear(out)
+	hi := low
+	for _, c := range th.coh {
+		hi = max(hi, c.r)
+	}
+	for ts := uint32(1); ts <= hi && int(ts) <= len(a.msgs); ts++ {
+		w := a.msgs[ts-1].addr
+		if ts <= max(th.coh[w].r, low) {
+			out[w] = ts
+		}
+	}
 }
 
 // LockWord takes mu, whose lock word in m is a, as Lock does, and under

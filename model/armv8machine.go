@@ -106,7 +106,7 @@ func (a *armMachine) Step(s State, t int, x *Exec) {
 	if a.noPromises {
 		a.innerStep(s, t, x)
 		if x.outcome == Stepped && !a.keepAll {
-			a.mem(s).arm.compact(a.nextLocks(s))
+			a.mem(s).arm.compact(func(t int) uint32 { return a.nextLock(s, t, x) })
 		}
 		return
 	}
@@ -155,33 +155,22 @@ func (a *armMachine) Step(s State, t int, x *Exec) {
 	}
 }
 
-// nextLocks lists, for each thread of m, the lock word its next step
-// takes or waits to take with LockWord before any other access, plus one
-// (0: none, or the thread is parked or has exited): each thread's next
-// step is run on a scratch copy of s.
-func (a *armMachine) nextLocks(s State) []uint32 {
-	am := a.mem(s).arm
-	out := make([]uint32, len(a.inner))
-	var scratch State
-	var x *Exec
-	for t := range a.inner {
-		if t >= len(am.th) || am.th[t].rest != restAny {
-			continue
-		}
-		if scratch == nil {
-			scratch = a.m.Init()
-			x = NewExec(len(a.props.Metrics))
-		}
-		if c, ok := scratch.(Copier); ok {
-			c.CopyFrom(s)
-		} else if err := scratch.Decode(s.AppendKey(nil)); err != nil {
-			return out
-		}
-		x.Reset(t, -1)
-		a.m.Step(scratch, t, x)
-		out[t] = x.acquireFirst
+// nextLock is the lock word thread t's next step in s takes or waits to
+// take with LockWord before any other access, plus one (0: none): the
+// step is run on a scratch copy of s, kept in x for the next time.
+func (a *armMachine) nextLock(s State, t int, x *Exec) uint32 {
+	if x.armScratchOf != a {
+		x.armScratchOf, x.armScratch, x.armExec = a, a.m.Init(), NewExec(len(a.props.Metrics))
 	}
-	return out
+	scratch, y := x.armScratch, x.armExec
+	if c, ok := scratch.(Copier); ok {
+		c.CopyFrom(s)
+	} else if err := scratch.Decode(s.AppendKey(nil)); err != nil {
+		return 0
+	}
+	y.Reset(t, -1)
+	a.m.Step(scratch, t, y)
+	return y.acquireFirst
 }
 
 // innerStep runs thread t of m, with a Fence() without a memory as DMB ISH

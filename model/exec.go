@@ -70,6 +70,11 @@ type Exec struct {
 	// taking) with LockWord before any other access, plus one; 0 if none
 	// (WithARMv8NoPromises' compaction).
 	acquireFirst uint32
+	// WithARMv8NoPromises' scratch state and Exec for a thread's next
+	// step, and the machine they belong to.
+	armScratchOf *armMachine
+	armScratch   State
+	armExec      *Exec
 	names        []string // the machine's thread names, for messages
 	// leftOut are the properties whose failures Fail ignores: those a
 	// machine built by Without leaves out, set for the steps it runs.
