@@ -197,6 +197,7 @@ func defaultMaxMemory() int64 {
 // outcome is one exploration with its counterexample as a trace.
 type outcome struct {
 	protocol *model.Protocol
+	machine  model.Machine // what was explored
 	variant  string
 	params   model.Params
 	result   *explorer.Result
@@ -293,7 +294,7 @@ func (c *command) exploreVariant(p *model.Protocol, variant string, given model.
 		}
 		return nil, usageError{err}
 	}
-	o := &outcome{protocol: p, variant: variant, params: params, result: r, metricsKept: opts.Metrics && r.Strategy == explorer.BFS}
+	o := &outcome{protocol: p, machine: m, variant: variant, params: params, result: r, metricsKept: opts.Metrics && r.Strategy == explorer.BFS}
 	if r.Fairness != "" && (r.Verdict == explorer.OK || r.Verdict == explorer.Partial) {
 		o.fairness = r.Fairness
 	progress:
@@ -554,6 +555,9 @@ func (o *outcome) print(w, times io.Writer, full bool) error {
 	fmt.Fprintln(w)
 	if len(o.protocol.LeftOut) > 0 {
 		fmt.Fprintf(w, "left out: %s (--without: neither checked nor reported)\n", strings.Join(o.protocol.LeftOut, ", "))
+	}
+	if names, why := model.OmittedBy(o.machine); len(names) > 0 {
+		fmt.Fprintf(w, "not checked: %s (%s)\n", strings.Join(names, ", "), why)
 	}
 	for _, u := range r.Unchecked {
 		fmt.Fprintf(w, "not checked: %s\n", u)

@@ -278,3 +278,37 @@ func (x *Exec) ReleaseWord(m Mem, a Addr) {
 	}
 	x.StoreDep(m, a, 0, Release, Dep{}, Dep{})
 }
+
+// Omitted names the progress properties of the wrapped machine that
+// WithARMv8NoPromises does not check, and why (nothing under WithARMv8).
+func (a *armMachine) Omitted() (names []string, why string) {
+	if !a.noPromises {
+		return nil, ""
+	}
+	for _, p := range a.m.Properties().Progress {
+		names = append(names, p.Name)
+	}
+	return names, "progress is not checked under ARMv8 without promises: the model lets a thread read an old value for ever, which the hardware does not"
+}
+
+// OmittedBy returns what a wrapper around m (WithARMv8NoPromises, through
+// Without and the other wrappers) leaves unchecked of m's properties, and
+// why, for a result to say so.
+func OmittedBy(m Machine) (names []string, why string) {
+	for m != nil {
+		if o, ok := m.(interface{ Omitted() ([]string, string) }); ok {
+			if names, why := o.Omitted(); len(names) > 0 {
+				return names, why
+			}
+		}
+		switch u := m.(type) {
+		case interface{ Unwrap() Machine }:
+			m = u.Unwrap()
+		case interface{ unwrap() *without }:
+			m = u.unwrap().m
+		default:
+			return nil, ""
+		}
+	}
+	return nil, ""
+}

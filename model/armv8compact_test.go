@@ -246,3 +246,31 @@ func TestARMv8ParkAndExit(t *testing.T) {
 		t.Errorf("a store after ExitMem: %v, want a memory violation", v)
 	}
 }
+
+// TestARMv8OmitsProgress: WithARMv8NoPromises leaves the progress
+// properties out and says so, through Without too; WithARMv8 keeps them.
+func TestARMv8OmitsProgress(t *testing.T) {
+	type st struct{ Mem model.Mem }
+	inner := model.MustNew(model.Def[st]{
+		Threads:    []string{"T"},
+		Init:       func(s *st) { s.Mem = model.NewMem("x") },
+		Step:       func(s *st, _ int, x *model.Exec) { x.Done() },
+		Invariants: []model.InvariantOf[st]{{Name: "inv", Check: func(*st) string { return "" }}},
+		Progress:   []model.ProgressOf[st]{{Name: "p", Pending: func(*st) bool { return false }}},
+	})
+	mem := func(s model.State) *model.Mem { return &model.StateOf[st](s).Mem }
+	m := model.WithARMv8NoPromises(inner, mem)
+	if n := len(m.Properties().Progress); n != 0 {
+		t.Errorf("%d progress properties under WithARMv8NoPromises, want none", n)
+	}
+	w, err := model.Without(m, "inv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, why := model.OmittedBy(w); fmt.Sprint(names) != "[p]" || why == "" {
+		t.Errorf("OmittedBy: %v %q, want [p] and a reason", names, why)
+	}
+	if names, _ := model.OmittedBy(model.WithARMv8(inner, mem)); len(names) != 0 {
+		t.Errorf("WithARMv8 omits %v", names)
+	}
+}
