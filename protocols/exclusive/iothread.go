@@ -128,7 +128,7 @@ func (r *run) ioStep() {
 	case pcRWait:
 		// wi.done is stored by the vCPU while it holds the BQL, which this
 		// thread holds too: the load cannot race with the store.
-		if r.x.Load(s.mem, r.m.aDone[item]) != 0 {
+		if r.loadDone(item) != 0 {
 			if r.labelling() {
 				r.labelf("run_on_cpu: qatomic_load_acquire(&%s.done) = true: run_on_cpu returns", r.m.itemName(item))
 			}
@@ -170,7 +170,7 @@ func (r *run) ioStep() {
 		th.pc = pcRCWait
 	case pcRCWait:
 		// wi.done is set under cpu->lock, held here.
-		if r.x.Load(s.mem, r.m.aDone[item]) != 0 {
+		if r.loadDone(item) != 0 {
 			r.unlock(&s.cpuLock[tc], r.cpuLockName(tc))
 			if r.labelling() {
 				r.labelf("run_on_cpu: atomic_mb_read(&%s.done) = true: cpu_mutex_unlock(cpu%d)", r.m.itemName(item), tc)

@@ -1,5 +1,7 @@
 package exclusive
 
+import "github.com/protocheck/protocheck/model"
+
 // process_queued_cpu_work (A.2 (c), upstream) and
 // process_queued_cpu_work_locked (A.3 (c), seed 001's branch), run by the
 // vCPU thread on its own work list. Upstream holds the BQL throughout
@@ -214,7 +216,7 @@ func (r *run) workStep() {
 			th.pc = pcPDone
 		}
 	case pcPDone:
-		r.x.Store(s.mem, r.m.aDone[item], 1)
+		r.storeDone(item)
 		if r.labelling() {
 			if r.m.v.cpuLock {
 				r.labelf("process_queued_cpu_work_locked: atomic_mb_set(&%s.done, true)", r.m.itemName(item))
@@ -264,4 +266,26 @@ func (r *run) workDecide() {
 			th.pc = pcPBcast
 		}
 	}
+}
+
+// storeDone sets wi.done: qatomic_store_release upstream, atomic_mb_set
+// (a release store, then smp_mb()) on seed 001's branch. Under sequential
+// consistency and TSO a plain store, as before memory=2: the wait that
+// reads it holds the lock the store is made under.
+func (r *run) storeDone(item int) {
+	if !r.m.arm {
+		r.x.Store(r.s.mem, r.m.aDone[item], 1)
+		return
+	}
+	r.x.StoreDep(r.s.mem, r.m.aDone[item], 1, model.Release, model.Dep{}, model.Dep{})
+	if r.m.v.cpuLock {
+		r.x.Fence(r.s.mem)
+	}
+}
+
+// loadDone reads wi.done: qatomic_load_acquire upstream, atomic_mb_read
+// (an acquire load) on seed 001's branch.
+func (r *run) loadDone(item int) uint64 {
+	v, _ := r.x.LoadDep(r.s.mem, r.m.aDone[item], model.Acquire, model.Dep{})
+	return v
 }
