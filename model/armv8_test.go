@@ -2,7 +2,6 @@ package model_test
 
 import (
 	"fmt"
-	"sort"
 	"testing"
 
 	"github.com/protocheck/protocheck/model"
@@ -18,43 +17,42 @@ func armOf(m model.Machine) model.Machine {
 // outstanding, not stuck), with memory x=1 y=1 there.
 func armOutcomes(t *testing.T, m model.Machine) []string {
 	t.Helper()
-	seen := map[string]bool{}
 	final := map[string]bool{}
-	stack := []model.State{m.Init()}
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		k := string(s.AppendKey(nil))
-		if seen[k] {
-			continue
+	search(t, m, func(s model.State, _ []bool) {
+		ls := model.StateOf[litmusState](s)
+		if ls.Mem.Stuck() || ls.Mem.Promises(0) > 0 || ls.Mem.Promises(1) > 0 {
+			return
 		}
-		seen[k] = true
-		succs, _, _ := modeltest.Successors(m, s)
-		if len(succs) == 0 {
-			ls := model.StateOf[litmusState](s)
-			if ls.Mem.Stuck() || ls.Mem.Promises(0) > 0 || ls.Mem.Promises(1) > 0 {
-				continue
-			}
-			if ls.Mem.Peek(X) != 1 || ls.Mem.Peek(Y) != 1 {
-				t.Fatalf("terminal memory x=%d y=%d", ls.Mem.Peek(X), ls.Mem.Peek(Y))
-			}
-			final[fmt.Sprintf("%d,%d", ls.Regs[0], ls.Regs[1])] = true
-			continue
+		if ls.Mem.Peek(X) != 1 || ls.Mem.Peek(Y) != 1 {
+			t.Fatalf("terminal memory x=%d y=%d", ls.Mem.Peek(X), ls.Mem.Peek(Y))
 		}
-		for _, n := range succs {
-			if n.Violation != nil || n.Breach != "" {
-				t.Fatalf("step %v: %v %s", n.Choice, n.Violation, n.Breach)
-			}
-			stack = append(stack, n.State)
-		}
-	}
-	var out []string
-	for k := range final {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+		final[fmt.Sprintf("%d,%d", ls.Regs[0], ls.Regs[1])] = true
+	})
+	return sortedKeys(final)
 }
+
+// smallTests are the two-thread tests TestARMv8RunsSCModels and
+// TestARMv8NoPromises run: the outcomes "r0,r1" under WithARMv8 (want)
+// and without promises (noLB, when it differs).
+var smallTests = []struct {
+	name       string
+	progs      [][]insn
+	want, noLB []string
+}{
+	{"SB", [][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), ld(1, X)}}, all4, nil},
+	{"SB+fences", [][]insn{{st(X, 1), fence(), ld(0, Y)}, {st(Y, 1), fence(), ld(1, X)}}, []string{"0,1", "1,0", "1,1"}, nil},
+	{"SB+xchgs", [][]insn{{xc(X, 1), ld(0, Y)}, {xc(Y, 1), ld(1, X)}}, []string{"0,1", "1,0", "1,1"}, nil},
+	// r0 = y, r1 = x: y=1 with x=0 is message passing failing.
+	{"MP", [][]insn{{st(X, 1), st(Y, 1)}, {ld(0, Y), ld(1, X)}}, all4, nil},
+	{"MP+fences", [][]insn{{st(X, 1), fence(), st(Y, 1)}, {ld(0, Y), fence(), ld(1, X)}}, []string{"0,0", "0,1", "1,1"}, nil},
+	// r0 = x, r1 = y, each load before the other thread's store: both
+	// 1 only if a store is promised ahead of the load before it, the one
+	// outcome WithARMv8NoPromises does not have.
+	{"LB", [][]insn{{ld(0, X), st(Y, 1)}, {ld(1, Y), st(X, 1)}}, all4, []string{"0,0", "0,1", "1,0"}},
+	{"LB+fences", [][]insn{{ld(0, X), fence(), st(Y, 1)}, {ld(1, Y), fence(), st(X, 1)}}, []string{"0,0", "0,1", "1,0"}, nil},
+}
+
+var all4 = []string{"0,0", "0,1", "1,0", "1,1"}
 
 // TestARMv8RunsSCModels runs a machine written for SC (Store, Load, Xchg,
 // Fence, a Def state with its codec) under WithARMv8 unchanged: plain
@@ -62,23 +60,7 @@ func armOutcomes(t *testing.T, m model.Machine) []string {
 // passing, load buffering through a promise), and Fence (DMB ISH) and the
 // fully ordered Xchg restore order.
 func TestARMv8RunsSCModels(t *testing.T) {
-	all := []string{"0,0", "0,1", "1,0", "1,1"}
-	for _, c := range []struct {
-		name  string
-		progs [][]insn
-		want  []string
-	}{
-		{"SB", [][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), ld(1, X)}}, all},
-		{"SB+fences", [][]insn{{st(X, 1), fence(), ld(0, Y)}, {st(Y, 1), fence(), ld(1, X)}}, []string{"0,1", "1,0", "1,1"}},
-		{"SB+xchgs", [][]insn{{xc(X, 1), ld(0, Y)}, {xc(Y, 1), ld(1, X)}}, []string{"0,1", "1,0", "1,1"}},
-		// r0 = y, r1 = x: y=1 with x=0 is message passing failing.
-		{"MP", [][]insn{{st(X, 1), st(Y, 1)}, {ld(0, Y), ld(1, X)}}, all},
-		{"MP+fences", [][]insn{{st(X, 1), fence(), st(Y, 1)}, {ld(0, Y), fence(), ld(1, X)}}, []string{"0,0", "0,1", "1,1"}},
-		// r0 = x, r1 = y, each load before the other thread's store: both
-		// 1 only if a store is promised ahead of the load before it.
-		{"LB", [][]insn{{ld(0, X), st(Y, 1)}, {ld(1, Y), st(X, 1)}}, all},
-		{"LB+fences", [][]insn{{ld(0, X), fence(), st(Y, 1)}, {ld(1, Y), fence(), st(X, 1)}}, []string{"0,0", "0,1", "1,0"}},
-	} {
+	for _, c := range smallTests {
 		got := armOutcomes(t, armOf(litmus(c.progs)))
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s under ARMv8: outcomes %v, want %v", c.name, got, c.want)

@@ -3,6 +3,7 @@ package model_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/protocheck/protocheck/model"
@@ -14,22 +15,14 @@ func memOfLitmus(s model.State) *model.Mem { return &model.StateOf[litmusState](
 // TestARMv8NoPromises: without promises, ARMv8 keeps every reordering of
 // the small tests but load buffering.
 func TestARMv8NoPromises(t *testing.T) {
-	all := []string{"0,0", "0,1", "1,0", "1,1"}
-	for _, c := range []struct {
-		name  string
-		progs [][]insn
-		want  []string
-	}{
-		{"SB", [][]insn{{st(X, 1), ld(0, Y)}, {st(Y, 1), ld(1, X)}}, all},
-		{"SB+fences", [][]insn{{st(X, 1), fence(), ld(0, Y)}, {st(Y, 1), fence(), ld(1, X)}}, []string{"0,1", "1,0", "1,1"}},
-		{"MP", [][]insn{{st(X, 1), st(Y, 1)}, {ld(0, Y), ld(1, X)}}, all},
-		{"MP+fences", [][]insn{{st(X, 1), fence(), st(Y, 1)}, {ld(0, Y), fence(), ld(1, X)}}, []string{"0,0", "0,1", "1,1"}},
-		// The one difference: 1,1 needs a store promised ahead of a load.
-		{"LB", [][]insn{{ld(0, X), st(Y, 1)}, {ld(1, Y), st(X, 1)}}, []string{"0,0", "0,1", "1,0"}},
-	} {
+	for _, c := range smallTests {
+		want := c.want
+		if c.noLB != nil {
+			want = c.noLB
+		}
 		m := model.WithARMv8NoPromises(litmus(c.progs), memOfLitmus)
-		if got := armOutcomes(t, m); fmt.Sprint(got) != fmt.Sprint(c.want) {
-			t.Errorf("%s under ARMv8 without promises: outcomes %v, want %v", c.name, got, c.want)
+		if got := armOutcomes(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s under ARMv8 without promises: outcomes %v, want %v", c.name, got, want)
 		}
 		if n := len(m.Threads()); n != 2 {
 			t.Errorf("%s: %d threads, want the machine's 2 (no promise thread)", c.name, n)
@@ -82,30 +75,12 @@ func TestARMv8CompactionKeepsOutcomes(t *testing.T) {
 // counts the states.
 func finals(t *testing.T, m model.Machine) ([]string, int) {
 	t.Helper()
-	seen := map[string]bool{}
 	out := map[string]bool{}
-	stack := []model.State{m.Init()}
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		k := string(s.AppendKey(nil))
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		succs, _, _ := modeltest.Successors(m, s)
-		if len(succs) == 0 {
-			ls := model.StateOf[litmusState](s)
-			out[fmt.Sprintf("%v x=%d y=%d", ls.Regs, ls.Mem.Peek(X), ls.Mem.Peek(Y))] = true
-		}
-		for _, n := range succs {
-			if n.Violation != nil || n.Breach != "" {
-				t.Fatalf("step %v: %v %s", n.Choice, n.Violation, n.Breach)
-			}
-			stack = append(stack, n.State)
-		}
-	}
-	return sortedKeys(out), len(seen)
+	n := search(t, m, func(s model.State, _ []bool) {
+		ls := model.StateOf[litmusState](s)
+		out[fmt.Sprintf("%v x=%d y=%d", ls.Regs, ls.Mem.Peek(X), ls.Mem.Peek(Y))] = true
+	})
+	return sortedKeys(out), n
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -113,13 +88,7 @@ func sortedKeys(m map[string]bool) []string {
 	for k := range m {
 		out = append(out, k)
 	}
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
+	sort.Strings(out)
 	return out
 }
 

@@ -3,7 +3,6 @@ package model_test
 import (
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
@@ -76,14 +75,13 @@ func xc(a model.Addr, v uint64) insn { return insn{op: 'x', a: a, v: v} }
 func ld(r int, a model.Addr) insn    { return insn{op: 'l', a: a, reg: r} }
 func fence() insn                    { return insn{op: 'f'} }
 
-// outcomes explores m exhaustively (a plain graph search over the Machine
-// interface, with modeltest.Successors running the steps) and returns the
-// final register values "r0,r1" of every terminal state, sorted, checking
-// that every thread is done and memory holds x=1 y=1 there.
-func outcomes(t *testing.T, m model.Machine) []string {
+// search explores m exhaustively (a plain graph search over the Machine
+// interface, with modeltest.Successors running the steps), failing on any
+// violation or breach, calls terminal on every state without successors
+// (with which threads are done there), and returns the number of states.
+func search(t *testing.T, m model.Machine, terminal func(s model.State, done []bool)) int {
 	t.Helper()
 	seen := map[string]bool{}
-	final := map[string]bool{}
 	stack := []model.State{m.Init()}
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
@@ -95,16 +93,7 @@ func outcomes(t *testing.T, m model.Machine) []string {
 		seen[k] = true
 		succs, done, _ := modeltest.Successors(m, s)
 		if len(succs) == 0 {
-			for th := range m.Threads() {
-				if !done[th] {
-					t.Fatalf("terminal state with %s not done:\n%s", m.Threads()[th], model.Describe(s))
-				}
-			}
-			ls := model.StateOf[litmusState](s)
-			if ls.Mem.Peek(X) != 1 || ls.Mem.Peek(Y) != 1 {
-				t.Fatalf("terminal memory x=%d y=%d", ls.Mem.Peek(X), ls.Mem.Peek(Y))
-			}
-			final[fmt.Sprintf("%d,%d", ls.Regs[0], ls.Regs[1])] = true
+			terminal(s, done)
 			continue
 		}
 		for _, n := range succs {
@@ -114,12 +103,28 @@ func outcomes(t *testing.T, m model.Machine) []string {
 			stack = append(stack, n.State)
 		}
 	}
-	var out []string
-	for k := range final {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return len(seen)
+}
+
+// outcomes explores m exhaustively and returns the final register values
+// "r0,r1" of every terminal state, sorted, checking that every thread is
+// done and memory holds x=1 y=1 there.
+func outcomes(t *testing.T, m model.Machine) []string {
+	t.Helper()
+	final := map[string]bool{}
+	search(t, m, func(s model.State, done []bool) {
+		for th := range m.Threads() {
+			if !done[th] {
+				t.Fatalf("terminal state with %s not done:\n%s", m.Threads()[th], model.Describe(s))
+			}
+		}
+		ls := model.StateOf[litmusState](s)
+		if ls.Mem.Peek(X) != 1 || ls.Mem.Peek(Y) != 1 {
+			t.Fatalf("terminal memory x=%d y=%d", ls.Mem.Peek(X), ls.Mem.Peek(Y))
+		}
+		final[fmt.Sprintf("%d,%d", ls.Regs[0], ls.Regs[1])] = true
+	})
+	return sortedKeys(final)
 }
 
 func TestLitmusOutcomeSets(t *testing.T) {
