@@ -21,16 +21,22 @@ package model
 // No promises. Certification runs one thread alone until its promises
 // are fulfilled; a thread that loops writes without end while the others
 // stand still, and nothing dies, so certification itself would not end.
-// WithARMv8NoPromises makes no promise: it is ARMv8 without load
-// buffering (a load reordered after a later store of the same thread),
-// which every other reordering of ARMv8 keeps: store to load (a store
-// not yet seen by a thread that loads), load to load, store to store,
-// and the non-multicopy-atomic effects that are not forbidden by ARMv8
-// anyway. The litmus tests of package litmus show the difference:
-// LB-shaped tests are Allowed under WithARMv8 and Forbidden here.
+// WithARMv8NoPromises makes no promise, so a thread's writes enter memory
+// in its program order, each after the thread's earlier reads. It keeps
+// the reorderings that come from reading: a load that passes an earlier
+// store (store buffering), loads that read out of order, a reader that
+// sees an old value. It loses those that need a write to be seen before
+// an earlier access of its thread: load buffering (LB), and two plain
+// stores seen out of order by a reader that orders its own reads (MP
+// with an acquire or a barrier on the reading side only). So a dropped
+// smp_mb() between a store and a load is found, and a dropped smp_wmb()
+// or a release weakened to a plain store is not: the model writes in
+// order anyway. The small tests of model's armv8_test.go show the
+// difference.
 
 // WithARMv8NoPromises runs m under the ARMv8 model as WithARMv8 does,
-// without promises, and with the message list compacted after every step.
+// without promises (so with a thread's writes in program order: see
+// above), and with the message list compacted after every step.
 // The result has m's threads and no more.
 //
 // m must keep no Dep across steps: compaction renumbers the views inside

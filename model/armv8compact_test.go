@@ -17,8 +17,8 @@ func memOfLitmus(s model.State) *model.Mem { return &model.StateOf[litmusState](
 func TestARMv8NoPromises(t *testing.T) {
 	for _, c := range smallTests {
 		want := c.want
-		if c.noLB != nil {
-			want = c.noLB
+		if c.noProm != nil {
+			want = c.noProm
 		}
 		m := model.WithARMv8NoPromises(litmus(c.progs), memOfLitmus)
 		if got := armOutcomes(t, m); fmt.Sprint(got) != fmt.Sprint(want) {

@@ -13,7 +13,7 @@ import (
 // A litmus test: each thread runs a straight-line program over the words
 // x (0) and y (1) and registers r0..r3.
 type insn struct {
-	op  byte // 's' store, 'l' load into reg, 'f' fence, 'x' xchg (locked store)
+	op  byte // 's' store, 'l' load into reg, 'a' acquire load into reg, 'f' fence, 'x' xchg (locked store)
 	a   model.Addr
 	v   uint64
 	reg int
@@ -46,6 +46,9 @@ func litmus(progs [][]insn) model.Machine {
 			case 'l':
 				s.Regs[in.reg] = x.Load(s.Mem, in.a)
 				x.Labelf("r%d = %s (%d)", in.reg, s.Mem.Name(in.a), s.Regs[in.reg])
+			case 'a':
+				s.Regs[in.reg], _ = x.LoadDep(s.Mem, in.a, model.Acquire, model.Dep{})
+				x.Labelf("r%d = acquire %s (%d)", in.reg, s.Mem.Name(in.a), s.Regs[in.reg])
 			case 'f':
 				x.Fence(s.Mem)
 				x.Label("mfence")
@@ -73,6 +76,7 @@ const (
 func st(a model.Addr, v uint64) insn { return insn{op: 's', a: a, v: v} }
 func xc(a model.Addr, v uint64) insn { return insn{op: 'x', a: a, v: v} }
 func ld(r int, a model.Addr) insn    { return insn{op: 'l', a: a, reg: r} }
+func lda(r int, a model.Addr) insn   { return insn{op: 'a', a: a, reg: r} }
 func fence() insn                    { return insn{op: 'f'} }
 
 // search explores m exhaustively (a plain graph search over the Machine

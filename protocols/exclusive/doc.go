@@ -165,8 +165,8 @@
 // is defined on x86-TSO, where the barrier matters, and so runs with store
 // buffers whatever memory says (without them it explores exactly
 // upstream's states). memory=2 runs it on an arm64 host's memory
-// (model.WithARMv8NoPromises: ARMv8 without load buffering, safety and
-// deadlock only): qatomic_read/qatomic_set are plain LDR/STR, smp_mb() is
+// (model.WithARMv8NoPromises: ARMv8 with each thread's writes in program
+// order, safety and deadlock only): qatomic_read/qatomic_set are plain LDR/STR, smp_mb() is
 // DMB ISH, and each mutex has a lock word (machine.lockWord) taken with an
 // acquire CAS and released with a release store, as glibc does on arm64,
 // which is what orders one holder's critical section after the last.

@@ -120,7 +120,7 @@ var Protocol = &model.Protocol{
 		{Name: "cross-work", Default: 0, Min: 0, Max: 1,
 			Description: "1: the last vCPU, from one of its TBs, queues an async_run_on_cpu item on vcpu0 (as the flush_all_helper of tlb_flush_page_by_mmuidx_all_cpus_synced does on every other CPU), without the BQL; with halting guests (tbs >= 1) the target may be asleep on halt_cond"},
 		{Name: "memory", Default: 0, Min: 0, Max: 2,
-			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO), 2 ARMv8 without load buffering (model.WithARMv8NoPromises; each mutex has a lock word taken with an acquire CAS and released with a release store; progress properties are not checked)"},
+			Description: "memory model: 0 sequentially consistent, 1 x86-TSO (per-thread store buffers; commits are steps of a \"store buffers\" thread; no-smp-mb is always TSO), 2 ARMv8 with each thread's writes in program order (model.WithARMv8NoPromises; each mutex has a lock word taken with an acquire CAS and released with a release store; progress properties are not checked)"},
 		{Name: "drop-mb", Default: 0, Min: 0, Max: dropMax,
 			Description: "leave one smp_mb() out: 1 start_exclusive's, 2 cpu_exec_start's, 3 cpu_exec_end's, 4 qatomic_set_mb's in the vCPU loop (exit_request); with memory=1 or 2, a mutation that must be found"},
 	},
