@@ -166,6 +166,13 @@ type config struct {
 	rMigrate     bool // arm64: a reclaimer may migrate between deferring a page and flushing the batch
 	switchNoDSB  bool // arm64 mutation: __switch_to without its dsb(ish)
 
+	// arm: memory=2, the ARMv8 memory model (arm64 variants only):
+	// tlb_flush_batched and the PTLs' lock words live in state.wm, run by
+	// model.WithARMv8NoPromises. weaken is the ordering the mutation
+	// weakens (weakNone...).
+	arm    bool
+	weaken int
+
 	pages, batch, ptls, mms, users, accesses int
 	reclaimers, migrations, syscalls         int
 	width                                    uint
@@ -199,6 +206,7 @@ type config struct {
 	mremapVA  int // the va mremap moves (-1: none); its page goes to a new address
 	dstPTE    model.Addr
 	pendAddr  model.Addr
+	wmNames   []string // state.wm's words (memory=2): tlb_flush_batched per mm, then a lock word per PTL
 
 	// Initial state.
 	initMask   [maxMMs]uint8
@@ -223,6 +231,28 @@ func (c *config) maskAddr(mm int) model.Addr    { return model.Addr(c.pages + c.
 func (c *config) genAddr(mm int) model.Addr     { return model.Addr(c.pages + 2*c.mms + mm) }
 
 func (c *config) ptlOf(va int) int { return va % c.ptls }
+
+// Orderings the weaken parameter takes away, each one the arm64 code has
+// on the path from set_tlb_ubc_flush_pending to flush_tlb_batched_pending.
+const (
+	weakNone = iota
+	// weakUnlock: spin_unlock (queued_spin_unlock's smp_store_release of
+	// the locked byte) as a plain store.
+	weakUnlock
+	// weakLock: spin_lock (queued_spin_lock's atomic_try_cmpxchg_acquire)
+	// as a relaxed cmpxchg.
+	weakLock
+	// weakDrainCAS: flush_tlb_batched_pending's atomic_cmpxchg (fully
+	// ordered, as every value-returning atomic) as atomic_cmpxchg_relaxed.
+	weakDrainCAS
+	weakMax = weakDrainCAS
+)
+
+// wmBatched is mm's tlb_flush_batched in state.wm (memory=2).
+func (c *config) wmBatched(mm int) model.Addr { return model.Addr(mm) }
+
+// wmLock is page-table lock l's lock word in state.wm (memory=2).
+func (c *config) wmLock(l int) model.Addr { return model.Addr(c.mms + l) }
 
 // reclaimerCPU is reclaimer k's CPU: cpuR[k], or after it migrated a CPU
 // of its own beyond the model's (it runs kernel threads only).
@@ -306,6 +336,10 @@ func newMachine(variant string, p model.Params) (model.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.arm {
+		// Safety and deadlock only: the wrapper drops syscall-returns.
+		return model.WithARMv8NoPromises(newModel(c), func(st model.State) *model.Mem { return &st.(*state).wm }), nil
+	}
 	return newModel(c), nil
 }
 
@@ -382,6 +416,20 @@ func newConfig(variant string, p model.Params) (*config, error) {
 		c.arch, c.dsbOnly = archARM64, true
 	default:
 		return nil, fmt.Errorf("unknown variant %q", variant)
+	}
+	switch p["memory"] {
+	case 0:
+	case 2:
+		if c.arch != archARM64 {
+			return nil, fmt.Errorf("memory=2 (ARMv8) is for the arm64 variants: %s runs on %s", variant, archNames[c.arch])
+		}
+		c.arm = true
+	default:
+		return nil, fmt.Errorf("memory=%d: batchunmap has 0 (sequentially consistent) and 2 (ARMv8, for the arm64 variants); x86-TSO is not modelled", p["memory"])
+	}
+	c.weaken = p["weaken"]
+	if c.weaken != weakNone && !c.arm {
+		return nil, fmt.Errorf("weaken=%d takes an ordering away that only memory=2 (ARMv8) can miss: set memory=2", c.weaken)
 	}
 	if c.width == 0 {
 		c.width = 2
@@ -543,6 +591,18 @@ func newConfig(variant string, p model.Params) (*config, error) {
 	if c.mremapVA >= 0 {
 		c.dstPTE = model.Addr(len(c.memNames))
 		c.memNames = append(c.memNames, "pte[new]")
+	}
+	if c.arm {
+		for mm := 0; mm < c.mms; mm++ {
+			c.wmNames = append(c.wmNames, c.mmName(mm)+"tlb_flush_batched")
+		}
+		for l := 0; l < c.nptl(); l++ {
+			name := fmt.Sprintf("PTL%d.locked", l)
+			if l == c.ptls {
+				name = "PTL(new).locked"
+			}
+			c.wmNames = append(c.wmNames, name)
+		}
 	}
 	for i := range c.pageName {
 		c.ptlName[i] = fmt.Sprintf("PTL%d", i)

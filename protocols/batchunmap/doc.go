@@ -56,6 +56,19 @@
 // stale write after mprotect returned, or a stale read of a reused page,
 // makes the history non-linearizable.
 //
+// Memory: sequentially consistent by default. With memory=2 an arm64
+// variant runs under ARMv8 without load buffering
+// (model.WithARMv8NoPromises): tlb_flush_batched and a lock word per PTL
+// move into an ARMv8 Mem (state.wm) shared by the reclaimers and the
+// syscall threads, with the orderings of the real code (queued_spin_lock's
+// acquire cmpxchg, queued_spin_unlock's release store, atomic_read and
+// atomic_inc relaxed, atomic_cmpxchg fully ordered); the PTEs stay
+// sequentially consistent, since every access to one is made under its
+// PTL or by a page-table walker. syscall-returns is not checked there.
+// weaken=N takes one of those orderings away (1 the unlock's release, 2
+// the lock's acquire, 3 the drain's cmpxchg's full ordering);
+// docs/batchunmap.md gives what the explorer finds for each and why.
+//
 // Metrics count reclaim's flushing: flush rounds, remote invalidations per
 // target CPU (IPIs or SBI remote fences), drains by flush_tlb_batched_pending,
 // unmapped pages, the CPUs in the batch cpumask at each batch flush

@@ -71,6 +71,11 @@ var Impl = &rt.Impl{
 }
 
 func newImpl(variant string, p model.Params) (rt.Body, error) {
+	if p["memory"] != 0 || p["weaken"] != 0 {
+		// Go's atomics and mutexes are sequentially consistent: the real
+		// code cannot run under ARMv8 or lose an ordering.
+		return nil, fmt.Errorf("batchunmap: the real implementation runs with sequentially consistent memory; memory=%d weaken=%d exist only in the model", p["memory"], p["weaken"])
+	}
 	c, err := newConfig(variant, p)
 	if err != nil {
 		return nil, err

@@ -65,7 +65,8 @@ func checkCounterSound(st model.State) string {
 			continue
 		}
 		mm := c.mmOf[va]
-		if w := s.mem.Peek(c.batchedAddr(mm)); !c.armed(w) {
+		if mem, a := s.batched(mm); !c.armed(mem.Peek(a)) {
+			w := mem.Peek(a)
 			return fmt.Sprintf("CPUs %s cache va%d although pte[%d] is %s and PTL%d is free, yet tlb_flush_batched = %s, so flush_tlb_batched_pending under PTL%d would not flush: %s",
 				cpus(h), va, va, describePTE(uint8(s.mem.Peek(c.pteAddr(va)))), l, c.describeWord(w), l, s.cause())
 		}

@@ -94,19 +94,17 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 	case rLock:
 		// A held PTL blocks the step; its label names the holder, as a
 		// deadlock report would.
-		if !s.ptl[l].Free() {
-			x.Block()
+		if !s.lockPTL(x, l) {
 			if x.Labelling() {
 				x.Labelf("%s (%s) to unmap va%d", lname, s.lockHolder(l), va)
 			}
 			return
 		}
-		x.Lock(&s.ptl[l], lname)
 		if x.Labelling() {
 			if l == c.ptls {
-				x.Labelf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk: page %d, moved by mremap)", lname, va)
+				x.Labelf("try_to_unmap_one: spin_lock %s%s (page_vma_mapped_walk: page %d, moved by mremap)", lname, c.lockNote(), va)
 			} else {
-				x.Labelf("try_to_unmap_one: spin_lock %s (page_vma_mapped_walk va%d)", lname, va)
+				x.Labelf("try_to_unmap_one: spin_lock %s%s (page_vma_mapped_walk va%d)", lname, c.lockNote(), va)
 			}
 		}
 		r.pc = rClear
@@ -116,9 +114,9 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 			// mremap moved the page while the walk waited for the old
 			// PTL: the old PTE no longer maps it, and the rmap walk goes
 			// on to the new address.
-			x.Unlock(&s.ptl[l], lname)
+			s.unlockPTL(x, l)
 			if x.Labelling() {
-				x.Labelf("try_to_unmap_one: page_vma_mapped_walk: pte[%d] no longer maps page %d (mremap moved it): spin_unlock %s, on to the new address", va, va, lname)
+				x.Labelf("try_to_unmap_one: page_vma_mapped_walk: pte[%d] no longer maps page %d (mremap moved it): spin_unlock %s%s, on to the new address", va, va, lname, c.unlockNote())
 			}
 			r.ptlAt, r.pc = uint8(ml), rLock
 			return
@@ -220,7 +218,8 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		}
 
 	case rRead:
-		r.word = uint16(x.Load(s.mem, c.batchedAddr(mm)))
+		bm, ba := s.batched(mm)
+		r.word = uint16(x.Load(bm, ba))
 		if x.Labelling() {
 			x.Labelf("set_tlb_ubc_flush_pending: atomic_read tlb_flush_batched = %s", c.describeWord(uint64(r.word)))
 		}
@@ -228,8 +227,9 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 
 	case rUpdate:
 		w := uint64(r.word)
+		bm, ba := s.batched(mm)
 		if c.overflowSafe && c.pending(w) > c.large() {
-			prev := x.CAS(s.mem, c.batchedAddr(mm), w, 1)
+			prev := x.CAS(bm, ba, w, 1)
 			if prev != w {
 				r.word = uint16(prev)
 				if x.Labelling() {
@@ -241,7 +241,15 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 				x.Labelf("set_tlb_ubc_flush_pending: atomic_try_cmpxchg (pending %d > %d): reset to %s", c.pending(w), c.large(), c.describeWord(1))
 			}
 		} else {
-			now := x.FetchAdd(s.mem, c.batchedAddr(mm), 1) + 1
+			var now uint64
+			if c.arm {
+				// atomic_inc returns nothing: a relaxed STADD, ordered
+				// before the PTL's release by the release alone.
+				old, _, _ := x.Atomic(bm, ba, model.RMW{Op: model.RMWAdd, Arg: 1, NoRet: true})
+				now = old + 1
+			} else {
+				now = x.FetchAdd(bm, ba, 1) + 1
+			}
 			if x.Labelling() {
 				x.Labelf("set_tlb_ubc_flush_pending: atomic_inc tlb_flush_batched → %s", c.describeWord(now))
 			}
@@ -252,7 +260,8 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		s.finishDefer(r)
 
 	case rSetBool:
-		x.Store(s.mem, c.batchedAddr(mm), 1)
+		bm, ba := s.batched(mm)
+		x.Store(bm, ba, 1)
 		x.Label("set_tlb_ubc_flush_pending: mm->tlb_flush_batched = true")
 		s.finishDefer(r)
 
@@ -268,14 +277,14 @@ func (s *state) stepReclaim(x *model.Exec, k int) {
 		r.pc = rUnlock
 
 	case rUnlock:
-		x.Unlock(&s.ptl[l], lname)
+		s.unlockPTL(x, l)
 		kept := s.page[va] == pgMapped
 		if x.Labelling() {
 			what := ""
 			if kept {
 				what = "; try_to_unmap failed: the folio is kept"
 			}
-			x.Label("try_to_unmap_one: spin_unlock " + lname + what)
+			x.Label("try_to_unmap_one: spin_unlock " + lname + c.unlockNote() + what)
 		}
 		switch {
 		case kept:

@@ -202,7 +202,13 @@ type note struct {
 // as its configuration allows, and the per-page and per-CPU bytes share
 // one slice (cells), so that encoding and decoding copy few pieces.
 type vars struct {
-	mem      model.Mem
+	mem model.Mem
+	// wm holds, with memory=2, the words whose ordering ARMv8 may weaken:
+	// tlb_flush_batched and the PTLs' lock words (empty otherwise). The
+	// PTEs stay in mem, sequentially consistent: every access to a PTE is
+	// made under its PTL (the lock words order those) or by a CPU's page
+	// table walker, which the model keeps as it is under every memory.
+	wm       model.Mem
 	ptl      []model.Mutex // one per page-table lock
 	cells    []uint8       // state.tlb, page, val, acc, task, loaded and ctx, in this order
 	r        []reclaimer
@@ -244,6 +250,7 @@ type state struct {
 func newState(c *config) *state {
 	s := &state{c: c}
 	s.mem = model.NewMem(c.memNames...)
+	s.wm = model.NewMem(c.wmNames...)
 	s.ptl = make([]model.Mutex, c.nptl())
 	s.r = make([]reclaimer, c.reclaimers)
 	s.sc = make([]syscaller, c.nsys)
@@ -306,6 +313,15 @@ func (s *state) Decode(b []byte) error {
 	return err
 }
 
+// batched is where mm's tlb_flush_batched lives: in wm with memory=2,
+// else in mem.
+func (s *state) batched(mm int) (model.Mem, model.Addr) {
+	if s.c.arm {
+		return s.wm, s.c.wmBatched(mm)
+	}
+	return s.mem, s.c.batchedAddr(mm)
+}
+
 // slot is user CPU cpu's index among user CPUs (-1 for the others).
 func (s *state) slot(cpu int) int { return s.c.userCPUAt[cpu] }
 
@@ -362,7 +378,8 @@ func (s *state) Vars() []model.Var {
 		case i < c.pages || c.mremapVA >= 0 && a == c.dstPTE:
 			out[i].Value = describePTE(uint8(s.mem.Peek(a)))
 		case i < c.pages+c.mms:
-			out[i].Value = c.describeWord(s.mem.Peek(a))
+			mem, w := s.batched(i - c.pages)
+			out[i].Value = c.describeWord(mem.Peek(w))
 		case i < c.pages+2*c.mms:
 			out[i].Value = cpus(uint8(s.mem.Peek(a)))
 		default:
@@ -371,6 +388,11 @@ func (s *state) Vars() []model.Var {
 	}
 	for i := 0; i < c.nptl(); i++ {
 		out = append(out, model.Var{Name: c.ptlName[i], Value: s.lockHolder(i)})
+	}
+	if c.arm {
+		// The lock words, and the messages ARMv8 keeps readable (the
+		// tlb_flush_batched words are shown above, at their newest).
+		out = append(out, s.wm.Vars()[c.mms:]...)
 	}
 	if c.mremapVA >= 0 {
 		at := fmt.Sprintf("va%d", c.mremapVA)

@@ -52,7 +52,7 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 	case sLock:
 		// A held PTL blocks the step before the call is recorded.
 		if !s.ptl[l].Free() {
-			x.Block()
+			s.lockPTL(x, l) // blocks
 			if x.Labelling() {
 				x.Labelf("%s (%s) for %s", lname, s.lockHolder(l), callName(kind, va))
 			}
@@ -61,12 +61,12 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 		if x.Recording() && !sc.retaken && !c.trackPending() {
 			x.Call(c.tSys[i], memIn{Op: callOps[kind], VA: uint8(va)})
 		}
-		x.Lock(&s.ptl[l], lname)
+		s.lockPTL(x, l)
 		if x.Labelling() {
 			if sc.retaken {
-				x.Labelf("%s: pte_offset_map_lock %s again after split_folio", fn, lname)
+				x.Labelf("%s: pte_offset_map_lock %s%s again after split_folio", fn, lname, c.lockNote())
 			} else {
-				x.Labelf("%s: pte_offset_map_lock %s (%s)", fn, lname, callName(kind, va))
+				x.Labelf("%s: pte_offset_map_lock %s%s (%s)", fn, lname, c.lockNote(), callName(kind, va))
 			}
 		}
 		sc.pc = s.afterLocks(sc)
@@ -77,28 +77,27 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 	case sLockNew:
 		// move_ptes: the new address's page table has a lock of its own.
 		n := c.ptls
-		if !s.ptl[n].Free() {
-			x.Block()
+		if !s.lockPTL(x, n) {
 			if x.Labelling() {
 				x.Labelf("%s (%s) for %s", c.ptlName[n], s.lockHolder(n), callName(kind, va))
 			}
 			return
 		}
-		x.Lock(&s.ptl[n], c.ptlName[n])
 		if x.Labelling() {
-			x.Labelf("move_ptes: spin_lock_nested %s", c.ptlName[n])
+			x.Labelf("move_ptes: spin_lock_nested %s%s", c.ptlName[n], c.lockNote())
 		}
 		sc.pc = s.afterLocks(sc)
 
 	case sUnlockNew:
-		x.Unlock(&s.ptl[c.ptls], c.ptlName[c.ptls])
+		s.unlockPTL(x, c.ptls)
 		if x.Labelling() {
-			x.Labelf("move_ptes: spin_unlock %s", c.ptlName[c.ptls])
+			x.Labelf("move_ptes: spin_unlock %s%s", c.ptlName[c.ptls], c.unlockNote())
 		}
 		sc.pc = sUnlock
 
 	case sDrainRead:
-		w := x.Load(s.mem, c.batchedAddr(mm))
+		bm, ba := s.batched(mm)
+		w := x.Load(bm, ba)
 		sc.word = uint16(w)
 		if x.Labelling() {
 			x.Labelf("flush_tlb_batched_pending: atomic_read tlb_flush_batched = %s", c.describeWord(w))
@@ -135,20 +134,26 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 		}
 
 	case sDrainClear:
+		bm, ba := s.batched(mm)
 		if c.boolFlag {
-			x.Store(s.mem, c.batchedAddr(mm), 0)
+			x.Store(bm, ba, 0)
 			x.Label("flush_tlb_batched_pending: mm->tlb_flush_batched = false")
 			s.noteBoolCleared(l, mm)
 		} else {
 			w := uint64(sc.word)
 			p := c.pending(w)
 			want := p | p<<c.shift()
-			prev := x.CAS(s.mem, c.batchedAddr(mm), w, want)
+			var prev uint64
+			if c.weaken == weakDrainCAS {
+				prev, _, _ = x.Atomic(bm, ba, model.RMW{Op: model.RMWCAS, Expect: w, Arg: want, Order: model.Plain})
+			} else {
+				prev = x.CAS(bm, ba, w, want)
+			}
 			if x.Labelling() {
 				if prev == w {
-					x.Labelf("flush_tlb_batched_pending: atomic_cmpxchg → %s", c.describeWord(want))
+					x.Labelf("flush_tlb_batched_pending: %s → %s", c.drainCAS(), c.describeWord(want))
 				} else {
-					x.Labelf("flush_tlb_batched_pending: atomic_cmpxchg fails (now %s): a new deferral stays pending", c.describeWord(prev))
+					x.Labelf("flush_tlb_batched_pending: %s fails (now %s): a new deferral stays pending", c.drainCAS(), c.describeWord(prev))
 				}
 			}
 		}
@@ -158,9 +163,9 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 		s.stepPTE(x, i, va, kind)
 
 	case sSplitUnlock:
-		x.Unlock(&s.ptl[l], lname)
+		s.unlockPTL(x, l)
 		if x.Labelling() {
-			x.Labelf("%s: pte_unmap_unlock %s to split the large folio", fn, lname)
+			x.Labelf("%s: pte_unmap_unlock %s%s to split the large folio", fn, lname, c.unlockNote())
 		}
 		sc.pc = sSplit
 
@@ -192,9 +197,9 @@ func (s *state) stepSyscall(x *model.Exec, i int) {
 		sc.pc = sLock
 
 	case sUnlock:
-		x.Unlock(&s.ptl[l], lname)
+		s.unlockPTL(x, l)
 		if x.Labelling() {
-			x.Labelf("%s: pte_unmap_unlock %s%s", fn, lname, s.describeAfterUnlock(i))
+			x.Labelf("%s: pte_unmap_unlock %s%s%s", fn, lname, c.unlockNote(), s.describeAfterUnlock(i))
 		}
 		switch {
 		case c.trackPending():
