@@ -90,6 +90,9 @@ func TestMatrixDeclared(t *testing.T) {
 		if p["nested"] == 1 {
 			seen["nested gathers"] = true
 		}
+		if p["memory"] == 2 && p["weaken"] == 0 && c.Covers(ARM64) {
+			seen["arm64 under ARMv8 memory"] = true
+		}
 		if p["contend"] == 1 {
 			seen["contended folios"] = true
 			if c.Covers(X86) {
@@ -97,7 +100,7 @@ func TestMatrixDeclared(t *testing.T) {
 			}
 		}
 	}
-	for _, mech := range []string{"a drain overlapping two deferrals under the other lock", "four deferrals between drains", "two migrations", "two migrations on x86", "every syscall kind", "two user CPUs of one mm", "two mms", "contended folios", "contended folios on x86", "nested gathers", "MADV_COLD or MADV_PAGEOUT", "mremap"} {
+	for _, mech := range []string{"a drain overlapping two deferrals under the other lock", "four deferrals between drains", "two migrations", "two migrations on x86", "every syscall kind", "two user CPUs of one mm", "two mms", "contended folios", "contended folios on x86", "nested gathers", "MADV_COLD or MADV_PAGEOUT", "mremap", "arm64 under ARMv8 memory"} {
 		if !seen[mech] {
 			t.Errorf("no configuration with %s", mech)
 		}
