@@ -57,7 +57,7 @@
 // makes the history non-linearizable.
 //
 // Memory: sequentially consistent by default. With memory=2 an arm64
-// variant runs under ARMv8 without load buffering
+// variant runs under ARMv8 with each thread's writes in program order
 // (model.WithARMv8NoPromises): tlb_flush_batched and a lock word per PTL
 // move into an ARMv8 Mem (state.wm) shared by the reclaimers and the
 // syscall threads, with the orderings of the real code (queued_spin_lock's

@@ -166,7 +166,7 @@ var Protocol = &model.Protocol{
 		{Name: "nested", Default: 0, Min: 0, Max: 1,
 			Description: "1: a second syscall thread of mm0 (syscall2, on CPU1 too) calls madvise(va0, MADV_DONTNEED) beside the first, whose program must then be madvise only (syscall=3 or 4): their mmu_gathers nest through mm->tlb_flush_pending (tlb_gather_mmu, mm_tlb_flush_nested, tlb_finish_mmu)"},
 		{Name: "memory", Default: 0, Min: 0, Max: 2,
-			Description: "memory model: 0 sequentially consistent; 2 ARMv8 without load buffering (model.WithARMv8NoPromises), arm64 variants only: tlb_flush_batched and each PTL's lock word (taken with queued_spin_lock's acquire cmpxchg, released with queued_spin_unlock's release store) are ARMv8 words, the PTEs stay sequentially consistent; syscall-returns is not checked. 1 (x86-TSO) is not modelled"},
+			Description: "memory model: 0 sequentially consistent; 2 ARMv8 with each thread's writes in program order (model.WithARMv8NoPromises), arm64 variants only: tlb_flush_batched and each PTL's lock word (taken with queued_spin_lock's acquire cmpxchg, released with queued_spin_unlock's release store) are ARMv8 words, the PTEs stay sequentially consistent; syscall-returns is not checked. 1 (x86-TSO) is not modelled"},
 		{Name: "weaken", Default: 0, Min: 0, Max: weakMax,
 			Description: "with memory=2, a mutation that takes one ordering of the arm64 code away: 1 spin_unlock's release (a plain store of the locked byte), 2 spin_lock's acquire (a relaxed cmpxchg), 3 flush_tlb_batched_pending's fully ordered atomic_cmpxchg (relaxed)"},
 		{Name: "bookkeeping", Default: 0, Min: 0, Max: 1,
