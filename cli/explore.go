@@ -58,7 +58,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noProgress, "no-progress", false, "bfs: skip the progress properties (no state graph kept for them)")
 	fs.DurationVar(&f.timeLimit, "time-limit", 0, "stop with verdict bounded after this long (e.g. 10m; 0: no limit)")
 	fs.Int64Var(&f.maxMemory, "max-memory", defaultMaxMemory(), "stop with verdict bounded before the process holds this many MiB (0: no limit); the default is three quarters of the physical memory")
-	fs.StringVar(&f.spillDir, "spill-dir", os.TempDir(), "bfs with --fingerprint or --symmetry: keep each level's states in a temporary file in this directory (\"none\": in memory)")
+	fs.StringVar(&f.spillDir, "spill-dir", os.TempDir(), "bfs with --fingerprint or --symmetry: keep each level's states, each state's parent and the progress check's graph in temporary files in this directory (\"none\": in memory)")
 }
 
 // check rejects flags that the chosen strategy would ignore and explicit

@@ -32,17 +32,32 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		b.keepTerminal = true
 		b.terminal.append(false)
 	}
-	b.g.choices = b.live
-	if b.graphed = b.g.metrics > 0 || b.live; b.graphed {
+	if b.graphed = b.g.metrics > 0; b.graphed {
 		b.g.start.append(0)
 	}
 	// Levels are read back from the visited set when it holds each state's
-	// own encoding (exact, without symmetry); otherwise they are kept.
+	// own encoding (exact, without symmetry); otherwise they are kept, on
+	// disk with Options.SpillDir, and so are the parents and the progress
+	// check's graph, which are read only after the search.
 	b.byIndex = !opts.Fingerprint && !opts.Symmetry
-	b.vis = newVisited(opts.Fingerprint, b.graphed)
-	defer b.vis.release()
-	b.parent.append(-1)
-	b.via.append(0)
+	spill := ""
+	if !b.byIndex {
+		spill = opts.SpillDir
+	}
+	b.vis = newVisited(opts.Fingerprint, b.graphed || b.live)
+	defer func() { b.releaseVisited() }()
+	var err error
+	if b.parents, err = newParents(spill); err != nil {
+		return b.spillFailed(err)
+	}
+	defer b.parents.close()
+	if b.live {
+		if b.sg, err = newSuccs(spill); err != nil {
+			return b.spillFailed(err)
+		}
+		defer b.sg.close()
+	}
+	b.parents.append(-1, 0)
 	init := m.Init()
 	w := newExpander(m, keyOf, opts.Symmetry)
 	w.live = b.live
@@ -97,7 +112,7 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 			}
 		}
 		b.depth, b.level = depth, level
-		if b.next, err = b.newFrontier(int32(b.parent.len())); err != nil {
+		if b.next, err = b.newFrontier(int32(b.parents.len())); err != nil {
 			return b.spillFailed(err)
 		}
 		b.found = nil
@@ -140,7 +155,7 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		}
 	}
 	level.close()
-	b.r.Stats.States = int64(b.parent.len())
+	b.r.Stats.States = int64(b.parents.len())
 	b.r.Verdict = OK
 	switch {
 	case b.stop != "":
@@ -156,11 +171,19 @@ func bfs(m model.Machine, opts Options, p *progress, keyOf keyFunc) *Result {
 		default:
 			// Options.MaxMemory holds after the search too: a check that
 			// would pass it is not run, and says so.
-			n := int64(b.parent.len())
-			if why := b.p.afford(int64(min(b.opts.Workers, len(st.props.Progress)))*progressBytes(n), "the progress check"); why != "" {
+			// The visited set is done with: its memory goes back before
+			// the check takes its own.
+			b.releaseVisited()
+			n := int64(b.parents.len())
+			if why := b.p.afford(b.sg.spilled()+int64(min(b.opts.Workers, len(st.props.Progress)))*progressBytes(n), "the progress check"); why != "" {
 				unchecked(b.r, st.props, "progress is not checked: "+why)
 				break
 			}
+			if err := b.sg.load(int(n)); err != nil {
+				unchecked(b.r, st.props, "progress is not checked: "+err.Error())
+				break
+			}
+			b.parents.flush()
 			b.checkProgress()
 			b.r.Fairness = b.opts.Fairness
 		}
@@ -184,6 +207,7 @@ type frontier struct {
 
 func (b *bfsRun) newFrontier(first int32) (*frontier, error) {
 	f := &frontier{first: first}
+	b.levels = append(b.levels, first)
 	switch {
 	case b.byIndex:
 	case b.opts.SpillDir != "":
@@ -258,7 +282,9 @@ func (r *frontierReader) next() []byte {
 // spillFailed ends a search whose frontier file could not be written or
 // read: not a verdict about the model.
 func (b *bfsRun) spillFailed(err error) *Result {
-	b.r.Stats.States = int64(b.parent.len())
+	if b.parents != nil {
+		b.r.Stats.States = int64(b.parents.len())
+	}
 	b.r.Verdict, b.r.Bound = Bounded, "the frontier could not be kept on disk: "+err.Error()
 	return b.r
 }
@@ -295,14 +321,21 @@ func (a *arena) bytes() int64 { return int64(cap(a.data)) + int64(cap(a.end))*8 
 // bfsRun is the merging side of bfs: everything that must be decided in
 // the sequential order of the search.
 type bfsRun struct {
-	m      model.Machine
-	opts   Options
-	p      *progress
-	r      *Result
-	nm     int
-	vis    *visited
-	parent column[int32]  // per state: the index of its parent (-1 for the initial state)
-	via    column[uint16] // per state: the choice that reached it (packChoice)
+	m    model.Machine
+	opts Options
+	p    *progress
+	r    *Result
+	nm   int
+	vis  *visited
+	// visBytes and fpDone: what the visited set held, and whether its
+	// fingerprint statistics were taken, before it was released.
+	visBytes int64
+	fpDone   bool
+	// parents: per state, the index of its parent (-1 for the initial
+	// state) and the choice that reached it (packChoice).
+	parents *parents
+	// levels: the first index of each level, in order.
+	levels []int32
 	// byIndex: levels are read back from the visited set.
 	byIndex  bool
 	terminal column[bool] // per state, with exact metrics: no successor
@@ -311,9 +344,10 @@ type bfsRun struct {
 	graphed      bool
 	g            graph
 	// live: progress properties are checked after the search, on the
-	// graph; pend[i] has bit k set when progress property k is pending in
-	// state i.
+	// graph sg; pend[i] has bit k set when progress property k is pending
+	// in state i.
 	live   bool
+	sg     *succs
 	pend   column[uint8]
 	totals []int64
 	cut    bool
@@ -334,9 +368,11 @@ type bfsRun struct {
 
 func (b *bfsRun) schedule(i int32) []model.Choice {
 	var out []model.Choice
-	for ; i > 0; i = b.parent.at(int(i)) {
-		c, _ := unpackChoice(b.via.at(int(i)))
+	for i > 0 {
+		p, via := b.parents.at(i)
+		c, _ := unpackChoice(via)
 		out = append(out, c)
+		i = p
 	}
 	for x, y := 0, len(out)-1; x < y; x, y = x+1, y-1 {
 		out[x], out[y] = out[y], out[x]
@@ -351,7 +387,7 @@ func (b *bfsRun) finish(v *model.Violation, at int32, extra *model.Choice) *Resu
 	if extra != nil {
 		r.Schedule = append(r.Schedule, *extra)
 	}
-	r.Stats.States = int64(b.parent.len())
+	r.Stats.States = int64(b.parents.len())
 	if len(r.Schedule) > r.Stats.Depth {
 		r.Stats.Depth = len(r.Schedule)
 	}
@@ -388,13 +424,35 @@ func (b *bfsRun) metrics(cut bool) []Metric {
 
 func (b *bfsRun) stats() {
 	s := &b.r.Stats
-	mem := b.vis.bytes() + b.parent.bytes(4) + b.via.bytes(2) + b.terminal.bytes(1) + b.g.bytes() + b.pend.bytes(1)
+	if b.vis != nil {
+		b.visBytes = b.vis.bytes()
+	}
+	mem := b.visBytes + b.parents.bytes() + b.terminal.bytes(1) + b.g.bytes() + b.pend.bytes(1)
+	if b.sg != nil {
+		mem += b.sg.bytes()
+	}
 	if s.States > 0 {
 		s.StoreBytesPerState = float64(mem) / float64(s.States)
 	}
-	if b.opts.Fingerprint {
+	if b.opts.Fingerprint && !b.fpDone {
 		fingerprintStats(s, b.vis)
+		b.fpDone = true
 	}
+}
+
+// releaseVisited returns the visited set's memory once the search no
+// longer looks states up, after taking what stats reports of it.
+func (b *bfsRun) releaseVisited() {
+	if b.vis == nil {
+		return
+	}
+	b.visBytes = b.vis.bytes()
+	if b.opts.Fingerprint && !b.fpDone {
+		fingerprintStats(&b.r.Stats, b.vis)
+		b.fpDone = true
+	}
+	b.vis.release()
+	b.vis = nil
 }
 
 // stopped checks, once every thousand merged level states, whether the
@@ -408,7 +466,7 @@ func (b *bfsRun) stopped(n int) bool {
 		return false
 	}
 	b.merged = 0
-	if why, v := b.p.limit(b.parent.len()); why != "" {
+	if why, v := b.p.limit(b.parents.len()); why != "" {
 		b.stop, b.stopVerdict = why, v
 		return true
 	}
@@ -461,6 +519,10 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		return nil
 	}
 	nm := b.nm
+	var pend uint8 // the progress properties pending at idx
+	if b.live {
+		pend = b.pend.at(int(idx))
+	}
 	for k := e.first; k < e.end; k++ {
 		rec := &c.succs[k]
 		b.r.Stats.Transitions++
@@ -476,7 +538,7 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 		key := c.key(rec)
 		slot, to, seen := b.vis.find(key, rec.h)
 		if !seen {
-			if b.parent.len() >= b.opts.MaxStates {
+			if b.parents.len() >= b.opts.MaxStates {
 				// Stop at once (the rest of the level is not merged): the
 				// cap bounds memory, and merging stays in level order, so
 				// where it stops is the same for any number of workers.
@@ -484,10 +546,9 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 				b.stop, b.stopVerdict = fmt.Sprintf("max-states=%d: the state space is larger", b.opts.MaxStates), Bounded
 				break
 			}
-			to = int32(b.parent.len())
+			to = int32(b.parents.len())
 			b.vis.insert(slot, key, rec.h, to)
-			b.parent.append(idx)
-			b.via.append(rec.ch &^ namedBit)
+			b.parents.append(idx, rec.ch&^namedBit)
 			if b.keepTerminal {
 				b.terminal.append(false)
 			}
@@ -497,12 +558,21 @@ func (b *bfsRun) mergeState(c *chunk, e *expansion, li int) *Result {
 			b.next.add(c.state(rec))
 		}
 		if b.graphed {
-			b.g.add(to, counts, rec.ch)
+			b.g.add(to, counts)
 		}
-		b.p.report(int64(b.parent.len()), b.r.Stats.Transitions, b.depth, b.level.n-li+b.next.n)
+		if b.live {
+			b.sg.add(to, rec.ch)
+			if to <= idx && pend&rec.pend != 0 {
+				b.sg.back(to, pend&rec.pend)
+			}
+		}
+		b.p.report(int64(b.parents.len()), b.r.Stats.Transitions, b.depth, b.level.n-li+b.next.n)
 	}
 	if b.graphed {
 		b.g.close()
+	}
+	if b.live {
+		b.sg.end(idx)
 	}
 	return nil
 }

@@ -119,10 +119,10 @@ func (f *fairSpec) describe() string {
 }
 
 // enabledAt is the set of threads with an edge out of v.
-func (g *graph) enabledAt(v int32) threadSet {
+func (g *succs) enabledAt(v int32) threadSet {
 	var en threadSet
-	for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-		ch, _ := unpackChoice(g.ch.at(int(e)))
+	for _, xe := range g.choices(v) {
+		ch, _ := unpackChoice(xe)
 		en |= 1 << uint(ch.Thread)
 	}
 	return en
@@ -132,7 +132,10 @@ func (g *graph) enabledAt(v int32) threadSet {
 // (members of the subgraph in) that has a cycle fair under f: the strongly
 // connected components, refined for strong fairness as the package
 // explains. The members passed are keep's to retain.
-func (g *graph) fairComponents(n int32, in bitset, f *fairSpec, keep func(c component)) {
+//
+// roots are in's cycle roots (see cycleRoots), found is whether there is
+// any.
+func (g *succs) fairComponents(n int32, in, roots bitset, found bool, f *fairSpec, keep func(c component)) {
 	var consider func(members []int32)
 	consider = func(members []int32) {
 		c := component{members: slices.Clone(members)}
@@ -164,7 +167,9 @@ func (g *graph) fairComponents(n int32, in bitset, f *fairSpec, keep func(c comp
 			keep(c)
 		}
 	}
-	g.sccs(n, in, consider)
+	if found {
+		g.sccsFrom(n, in, roots, consider)
+	}
 }
 
 // The shortest lasso.
@@ -202,7 +207,7 @@ type goal struct {
 	bits     uint
 }
 
-func (g *graph) goalOf(c component, f *fairSpec) goal {
+func (g *succs) goalOf(c component, f *fairSpec) goal {
 	var gl goal
 	if !f.fair() {
 		return gl
@@ -211,11 +216,11 @@ func (g *graph) goalOf(c component, f *fairSpec) goal {
 	threads := 0
 	var offered []uint16
 	for _, v := range c.members {
-		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-			ch, isNamed := unpackChoice(g.ch.at(int(e)))
+		for _, xe := range g.choices(v) {
+			ch, isNamed := unpackChoice(xe)
 			threads = max(threads, ch.Thread+1)
-			if isNamed && f.named && !slices.Contains(offered, g.ch.at(int(e))) {
-				offered = append(offered, g.ch.at(int(e)))
+			if isNamed && f.named && !slices.Contains(offered, xe) {
+				offered = append(offered, xe)
 			}
 		}
 	}
@@ -241,7 +246,7 @@ func (g *graph) goalOf(c component, f *fairSpec) goal {
 }
 
 // visit records state v in mask.
-func (gl *goal) visit(g *graph, v int32, mask uint32) uint32 {
+func (gl *goal) visit(g *succs, v int32, mask uint32) uint32 {
 	en := g.enabledAt(v)
 	for i, t := range gl.weakT {
 		if en&(1<<uint(t)) == 0 {
@@ -255,9 +260,7 @@ func (gl *goal) visit(g *graph, v int32, mask uint32) uint32 {
 	}
 	for i, x := range gl.named {
 		offered := false
-		for e := g.start.at(int(v)); e < g.start.at(int(v+1)) && !offered; e++ {
-			offered = g.ch.at(int(e)) == x
-		}
+		offered = slices.Contains(g.choices(v), x)
 		if !offered {
 			mask |= 1 << gl.namedBit[i]
 		}
@@ -308,12 +311,12 @@ func (gl *goal) met(mask uint32) bool {
 // fairCycle returns a shortest cycle inside c from s back to s that meets
 // gl, or nil (none, or the budget ran out first); budget counts the pairs
 // visited.
-func (g *graph) fairCycle(c component, s int32, gl *goal, budget *int) []model.Choice {
+func (g *succs) fairCycle(c component, s int32, gl *goal, budget *int) []model.Choice {
 	type node struct {
 		v      int32
 		mask   uint32
-		parent int32 // index in nodes, -1 for the start
-		e      int32 // edge taken from the parent
+		parent int32  // index in nodes, -1 for the start
+		ch     uint16 // the choice of the edge from the parent
 	}
 	nodes := []node{{v: s, mask: gl.visit(g, s, 0), parent: -1}}
 	seen := map[uint64]bool{uint64(s)<<32 | uint64(nodes[0].mask): true}
@@ -322,18 +325,22 @@ func (g *graph) fairCycle(c component, s int32, gl *goal, budget *int) []model.C
 			return nil
 		}
 		cur := nodes[i]
-		for e := g.start.at(int(cur.v)); e < g.start.at(int(cur.v+1)); e++ {
-			w := g.to.at(int(e))
+		for it := g.of(cur.v); ; {
+			to, xe, ok := it.next()
+			if !ok {
+				break
+			}
+			w := to
 			if !c.has(w) {
 				continue
 			}
-			mask := gl.visit(g, w, gl.take(g.ch.at(int(e)), cur.mask))
+			mask := gl.visit(g, w, gl.take(xe, cur.mask))
 			if w == s && gl.met(mask) {
 				out := []model.Choice{}
-				ch, _ := unpackChoice(g.ch.at(int(e)))
+				ch, _ := unpackChoice(xe)
 				out = append(out, ch)
 				for j := int32(i); nodes[j].parent >= 0; j = nodes[j].parent {
-					ch, _ := unpackChoice(g.ch.at(int(nodes[j].e)))
+					ch, _ := unpackChoice(nodes[j].ch)
 					out = append(out, ch)
 				}
 				slices.Reverse(out)
@@ -342,18 +349,19 @@ func (g *graph) fairCycle(c component, s int32, gl *goal, budget *int) []model.C
 			k := uint64(w)<<32 | uint64(mask)
 			if !seen[k] {
 				seen[k] = true
-				nodes = append(nodes, node{v: w, mask: mask, parent: int32(i), e: e})
+				nodes = append(nodes, node{v: w, mask: mask, parent: int32(i), ch: xe})
 			}
 		}
 	}
 	return nil
 }
 
-// depthOf is the length of bfs's shortest path to state v.
+// depthOf is the length of bfs's shortest path to state v: its level,
+// found among the levels' first indices.
 func (b *bfsRun) depthOf(v int32) int {
-	d := 0
-	for ; v > 0; v = b.parent.at(int(v)) {
-		d++
+	d, found := slices.BinarySearch(b.levels, v)
+	if !found {
+		d--
 	}
 	return d
 }
@@ -362,7 +370,7 @@ func (b *bfsRun) depthOf(v int32) int {
 // comps (sorted by their first member), as the comment on maxLassoBits
 // describes: the prefix and the cycle.
 func (b *bfsRun) shortestLasso(comps []component, f *fairSpec) (stem, loop []model.Choice) {
-	g := &b.g
+	g := b.sg
 	type cand struct {
 		v    int32
 		comp int

@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +16,9 @@ import (
 // where it is pending. It fails on an execution that stays in pending
 // states forever from some point on. bfs checks it after the search, on
 // the whole state graph, which it keeps for the purpose (each edge with
-// the choice that took it, each state with its pending properties):
+// the choice that took it, compressed and, when levels are spilled, on
+// disk until the search is over (succs.go); each state with its pending
+// properties):
 //
 //   - an execution that ends (every thread done) with the obligation
 //     pending is a violation whose counterexample is that execution
@@ -175,8 +178,8 @@ func Repeating(first, last int) string {
 // counterexample's schedule, the length of its cycle, and the message;
 // msg is "" when the property holds.
 func (b *bfsRun) progress(k int, f *fairSpec) (sched []model.Choice, cycle int, msg string) {
-	g := &b.g
-	n := int32(b.parent.len())
+	g := b.sg
+	n := int32(b.parents.len())
 	bit := uint8(1) << uint(k)
 	pending := newBitset(n)
 	for v := int32(0); v < n; v++ {
@@ -184,13 +187,14 @@ func (b *bfsRun) progress(k int, f *fairSpec) (sched []model.Choice, cycle int, 
 			continue
 		}
 		pending.add(v)
-		if g.start.at(int(v)) == g.start.at(int(v+1)) {
+		if g.degree(v) == 0 {
 			s := b.schedule(v)
 			return s, 0, lassoMessage(b.m, s, 0, f)
 		}
 	}
 	var comps []component
-	g.fairComponents(n, pending, f, func(c component) { comps = append(comps, c) })
+	roots, found := g.rootsOf(k, n)
+	g.fairComponents(n, pending, roots, found, f, func(c component) { comps = append(comps, c) })
 	if len(comps) == 0 {
 		return nil, 0, ""
 	}
@@ -277,18 +281,30 @@ func (s bitset) has(v int32) bool { return s[v>>6]&(1<<(uint(v)&63)) != 0 }
 // The search starts only from cycleRoots, and not at all when there is
 // none: the states no back edge leads to are visited only if a root
 // reaches them.
-func (g *graph) sccs(n int32, in bitset, visit func(members []int32)) {
-	roots, ok := g.cycleRoots(n, in)
-	if !ok {
-		return
+func (g *succs) sccs(n int32, in bitset, visit func(members []int32)) {
+	if roots, ok := g.cycleRoots(n, in); ok {
+		g.sccsFrom(n, in, roots, visit)
 	}
+}
+
+// sccsFrom is sccs starting from roots, in's cycle roots, which bfs
+// records for the whole pending subgraph as it merges the edges.
+func (g *succs) sccsFrom(n int32, in, roots bitset, visit func(members []int32)) {
 	rindex := written[int32](int(n)) // 0: unvisited
 	var stack, members []int32
 	type frame struct {
 		v    int32
-		e    int32 // next edge to look at
-		root bool  // no edge so far led below v's discovery number
-		loop bool  // v has an edge to itself
+		pos  uint32 // where the next edge's delta is in v's segment
+		w    int32  // the last successor read
+		left uint16 // edges not yet looked at
+		root bool   // no edge so far led below v's discovery number
+		loop bool   // v has an edge to itself
+	}
+	push := func(v int32) frame {
+		seg := g.segs[v>>colBits]
+		pos := g.off.at(int(v))
+		id, k := binary.Uvarint(seg[pos:])
+		return frame{v: v, pos: pos + uint32(k), w: v, left: uint16(len(g.lists[id])), root: true}
 	}
 	var calls []frame
 	index, comp := int32(1), n-1
@@ -298,20 +314,23 @@ func (g *graph) sccs(n int32, in bitset, visit func(members []int32)) {
 		}
 		rindex[r] = index
 		index++
-		calls = append(calls, frame{v: r, e: g.start.at(int(r)), root: true})
+		calls = append(calls, push(r))
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
 			v := f.v
-			if f.e < g.start.at(int(v+1)) {
-				w := g.to.at(int(f.e))
-				f.e++
+			if f.left > 0 {
+				d, k := binary.Varint(g.segs[v>>colBits][f.pos:])
+				f.pos += uint32(k)
+				f.left--
+				f.w += int32(d)
+				w := f.w
 				if !in.has(w) {
 					continue
 				}
 				if rindex[w] == 0 {
 					rindex[w] = index
 					index++
-					calls = append(calls, frame{v: w, e: g.start.at(int(w)), root: true})
+					calls = append(calls, push(w))
 					continue
 				}
 				if rindex[w] < rindex[v] {
@@ -361,14 +380,21 @@ func (g *graph) sccs(n int32, in bitset, visit func(members []int32)) {
 // every state it visits, whatever the roots. The pass reads the edges in
 // order, with no stack: a sequential scan where the search is a walk of
 // cache misses.
-func (g *graph) cycleRoots(n int32, in bitset) (roots bitset, found bool) {
+func (g *succs) cycleRoots(n int32, in bitset) (roots bitset, found bool) {
 	roots = newBitset(n)
 	for v := int32(0); v < n; v++ {
 		if !in.has(v) {
 			continue
 		}
-		for e, end := g.start.at(int(v)), g.start.at(int(v+1)); e < end; e++ {
-			if w := g.to.at(int(e)); w <= v && in.has(w) {
+		seg := g.segs[v>>colBits]
+		pos := g.off.at(int(v))
+		id, k := binary.Uvarint(seg[pos:])
+		p := seg[int(pos)+k:]
+		w := v
+		for range len(g.lists[id]) {
+			d, k := binary.Varint(p)
+			p = p[k:]
+			if w += int32(d); w <= v && in.has(w) {
 				roots.add(w)
 				found = true
 			}
@@ -392,22 +418,26 @@ type units struct {
 	takenNamed    []uint16
 }
 
-func (g *graph) units(c component) units {
+func (g *succs) units(c component) units {
 	var u units
 	u.always = ^threadSet(0)
 	for i, v := range c.members {
 		var en threadSet
 		var named []uint16
-		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-			ch, isNamed := unpackChoice(g.ch.at(int(e)))
+		for it := g.of(v); ; {
+			to, xe, ok := it.next()
+			if !ok {
+				break
+			}
+			ch, isNamed := unpackChoice(xe)
 			en |= 1 << uint(ch.Thread)
 			if isNamed {
-				named = append(named, g.ch.at(int(e)))
+				named = append(named, xe)
 			}
-			if c.has(g.to.at(int(e))) {
+			if c.has(to) {
 				u.taken |= 1 << uint(ch.Thread)
-				if isNamed && !slices.Contains(u.takenNamed, g.ch.at(int(e))) {
-					u.takenNamed = append(u.takenNamed, g.ch.at(int(e)))
+				if isNamed && !slices.Contains(u.takenNamed, xe) {
+					u.takenNamed = append(u.takenNamed, xe)
 				}
 			}
 		}
@@ -428,7 +458,7 @@ func (g *graph) units(c component) units {
 // or strongly fair thread enabled in all of c's states, every strongly
 // fair thread enabled in some state of c, and (when they are fair) every
 // named alternative offered in all of c's states, is taken inside c.
-func (g *graph) fair(c component, f *fairSpec) bool {
+func (g *succs) fair(c component, f *fairSpec) bool {
 	u := g.units(c)
 	if u.always&(f.weak|f.strong)&^u.taken != 0 || u.some&f.strong&^u.taken != 0 {
 		return false
@@ -448,7 +478,7 @@ func (g *graph) fair(c component, f *fairSpec) bool {
 // shortest one without fairness; with fairness, a closed walk that takes,
 // for each unit, an edge of it inside c or, when the unit is disabled
 // somewhere in c, visits the first state where it is.
-func (g *graph) lasso(c component, fair bool) []model.Choice {
+func (g *succs) lasso(c component, fair bool) []model.Choice {
 	entry := c.members[0]
 	if !fair {
 		return g.path(c, entry, entry, true)
@@ -462,12 +492,16 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 	}
 	takeEdge := func(match func(uint16) bool) bool {
 		for _, v := range c.members {
-			for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-				if match(g.ch.at(int(e))) && c.has(g.to.at(int(e))) {
+			for it := g.of(v); ; {
+				to, xe, ok := it.next()
+				if !ok {
+					break
+				}
+				if match(xe) && c.has(to) {
 					goTo(v)
-					ch, _ := unpackChoice(g.ch.at(int(e)))
+					ch, _ := unpackChoice(xe)
 					loop = append(loop, ch)
-					cur = g.to.at(int(e))
+					cur = to
 					return true
 				}
 			}
@@ -484,8 +518,8 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 	}
 	threads := 0
 	for _, v := range c.members {
-		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-			ch, _ := unpackChoice(g.ch.at(int(e)))
+		for _, xe := range g.choices(v) {
+			ch, _ := unpackChoice(xe)
 			threads = max(threads, ch.Thread+1)
 		}
 	}
@@ -494,8 +528,8 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 			continue
 		}
 		visitDisabled(func(v int32) bool {
-			for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-				if ch, _ := unpackChoice(g.ch.at(int(e))); ch.Thread == t {
+			for _, xe := range g.choices(v) {
+				if ch, _ := unpackChoice(xe); ch.Thread == t {
 					return true
 				}
 			}
@@ -504,9 +538,9 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 	}
 	var named []uint16
 	for _, v := range c.members {
-		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-			if _, isNamed := unpackChoice(g.ch.at(int(e))); isNamed && !slices.Contains(named, g.ch.at(int(e))) {
-				named = append(named, g.ch.at(int(e)))
+		for _, xe := range g.choices(v) {
+			if _, isNamed := unpackChoice(xe); isNamed && !slices.Contains(named, xe) {
+				named = append(named, xe)
 			}
 		}
 	}
@@ -516,8 +550,8 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 			continue
 		}
 		visitDisabled(func(v int32) bool {
-			for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-				if g.ch.at(int(e)) == x {
+			for _, xe := range g.choices(v) {
+				if xe == x {
 					return true
 				}
 			}
@@ -536,28 +570,32 @@ func (g *graph) lasso(c component, fair bool) []model.Choice {
 
 // path returns the choices of a shortest path inside c from a to b; with
 // nonEmpty and a == b, a shortest cycle through a.
-func (g *graph) path(c component, a, b int32, nonEmpty bool) []model.Choice {
+func (g *succs) path(c component, a, b int32, nonEmpty bool) []model.Choice {
 	if a == b && !nonEmpty {
 		return nil
 	}
 	type via struct {
 		from int32
-		e    int32
+		ch   uint16 // the edge's choice
 	}
 	prev := map[int32]via{}
 	queue := []int32{a}
 	found := false
 	for i := 0; i < len(queue) && !found; i++ {
 		v := queue[i]
-		for e := g.start.at(int(v)); e < g.start.at(int(v+1)); e++ {
-			w := g.to.at(int(e))
+		for it := g.of(v); ; {
+			to, xe, ok := it.next()
+			if !ok {
+				break
+			}
+			w := to
 			if !c.has(w) {
 				continue
 			}
 			if _, seen := prev[w]; seen || w == a && w != b {
 				continue
 			}
-			prev[w] = via{v, e}
+			prev[w] = via{v, xe}
 			if w == b {
 				found = true
 				break
@@ -571,7 +609,7 @@ func (g *graph) path(c component, a, b int32, nonEmpty bool) []model.Choice {
 	var out []model.Choice
 	for w := b; ; {
 		p := prev[w]
-		ch, _ := unpackChoice(g.ch.at(int(p.e)))
+		ch, _ := unpackChoice(p.ch)
 		out = append(out, ch)
 		w = p.from
 		if w == a {

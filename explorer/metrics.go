@@ -7,37 +7,28 @@ import (
 	"github.com/protocheck/protocheck/model"
 )
 
-// graph is the explored state graph in compressed form, kept only when
-// something needs it (exact metrics, progress properties): the successors
-// of state i are to[start[i]:start[i+1]]. With metrics, edge e's metric
-// deltas are the interned vector dvec[did[e]*metrics:(did[e]+1)*metrics]:
-// most steps count nothing or one event, so a handful of distinct vectors
-// serve every edge and an edge costs 4 more bytes whatever the number of
-// metrics. With choices, ch[e] is the choice that took edge e (see
-// packChoice), for progress checks and their lasso counterexamples.
+// graph is the explored state graph as exact metrics need it (the
+// progress check keeps its own, succs): the successors of state i are
+// to[start[i]:start[i+1]], and edge e's metric deltas are the interned
+// vector dvec[did[e]*metrics:(did[e]+1)*metrics]: most steps count
+// nothing or one event, so a handful of distinct vectors serve every edge
+// and an edge costs 4 more bytes whatever the number of metrics.
 type graph struct {
-	metrics int  // 0: no metric deltas kept
-	choices bool // keep each edge's choice
+	metrics int // 0: no graph kept
 	// Columns, not slices: a graph of tens of millions of edges must not
 	// be copied each time it doubles (the copies would be garbage the
 	// collector lets pile up).
 	start column[int32]
 	to    column[int32]
 	did   column[uint32]
-	ch    column[uint16]
 	dvec  []int64           // interned delta vectors; vector 0 is all zeros
 	dids  map[string]uint32 // vector bytes -> id
 	buf   []byte
 }
 
-func (g *graph) add(to int32, counts []int64, ch uint16) {
+func (g *graph) add(to int32, counts []int64) {
 	g.to.append(to)
-	if g.metrics > 0 {
-		g.did.append(g.intern(counts))
-	}
-	if g.choices {
-		g.ch.append(ch)
-	}
+	g.did.append(g.intern(counts))
 }
 
 // intern returns the id of the delta vector counts.
@@ -77,7 +68,7 @@ func (g *graph) close() { g.start.append(int32(g.to.len())) }
 
 // bytes is the memory the graph holds.
 func (g *graph) bytes() int64 {
-	return g.start.bytes(4) + g.to.bytes(4) + g.did.bytes(4) + g.ch.bytes(2) + int64(cap(g.dvec))*8
+	return g.start.bytes(4) + g.to.bytes(4) + g.did.bytes(4) + int64(cap(g.dvec))*8
 }
 
 // packChoice packs a choice into 16 bits: the thread in the high 8 (a

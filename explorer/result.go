@@ -137,7 +137,9 @@ type Options struct {
 	// SpillDir, when set, makes bfs keep each level's states in a
 	// temporary file in that directory (removed when the level is done)
 	// instead of memory, where the visited set does not hold them (with
-	// fingerprints or symmetry).
+	// fingerprints or symmetry); then each state's parent, and the state
+	// graph the progress check reads after the search, go to temporary
+	// files there too (removed when the search ends).
 	SpillDir string
 	// MaxMemory stops the search (verdict Bounded, saying why) once the
 	// process's memory reaches that many bytes, as the Go runtime accounts

@@ -102,7 +102,7 @@ func TestWorkersGiveIdenticalResults(t *testing.T) {
 			}
 		}
 		// Fingerprints with the levels in memory or spilled to files, on
-		// one worker or two: the same result.
+		// one worker or two: the same result, but for the memory held.
 		fp, err := explorer.Explore(c.m, explorer.Options{Fingerprint: true})
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +113,11 @@ func TestWorkersGiveIdenticalResults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a, b := comparable(fp), comparable(r); !reflect.DeepEqual(a, b) {
+			// Spilled, the parents and the progress check's graph are
+			// on disk during the search: the structures' memory differs.
+			a, b := comparable(fp), comparable(r)
+			a.Stats.StoreBytesPerState, b.Stats.StoreBytesPerState = 0, 0
+			if !reflect.DeepEqual(a, b) {
 				t.Errorf("%s: spilled levels with workers=%d differ:\n%+v\n%+v", c.name, w, b, a)
 			}
 			if left, _ := os.ReadDir(dir); len(left) != 0 {

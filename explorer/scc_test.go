@@ -16,23 +16,38 @@ import (
 func TestSCCsMatchReachability(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(1, 40).Draw(t, "n")
-		var g graph
-		g.start.append(0)
+		g, _ := newSuccs("")
 		succ := make([][]int32, n)
 		for v := 0; v < n; v++ {
 			k := rapid.IntRange(0, 4).Draw(t, "degree")
 			for i := 0; i < k; i++ {
 				w := int32(rapid.IntRange(0, n-1).Draw(t, "to"))
 				succ[v] = append(succ[v], w)
-				g.add(w, nil, 0)
+				g.add(w, 0)
 			}
-			g.close()
+			g.end(int32(v))
+		}
+		if err := g.load(n); err != nil {
+			t.Fatal(err)
 		}
 		in := newBitset(int32(n))
 		for v := 0; v < n; v++ {
 			if rapid.IntRange(0, 3).Draw(t, "in") > 0 {
 				in.add(int32(v))
 			}
+		}
+		// The roots bfs records edge by edge are cycleRoots's.
+		for v := range succ {
+			for _, w := range succ[v] {
+				if w <= int32(v) && in.has(int32(v)) && in.has(w) {
+					g.back(w, 1)
+				}
+			}
+		}
+		recorded, found := g.rootsOf(0, int32(n))
+		roots, ok := g.cycleRoots(int32(n), in)
+		if !slices.Equal(recorded, roots) || found != ok {
+			t.Fatalf("roots recorded %b (%v), cycleRoots %b (%v)", recorded, found, roots, ok)
 		}
 		reach := make([][]bool, n)
 		for v := range reach {

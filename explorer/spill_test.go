@@ -47,5 +47,8 @@ func comparableResult(r *explorer.Result) explorer.Result {
 	c := *r
 	c.Stats.Elapsed, c.Stats.StatesPerSec = 0, 0
 	c.Stats.PeakMemory, c.Stats.BytesPerState = 0, 0
+	// Spilled, the parents and the progress check's graph are on disk
+	// during the search: the structures hold less memory.
+	c.Stats.StoreBytesPerState = 0
 	return c
 }

@@ -172,6 +172,17 @@ func (v *visited) find(key []byte, h uint64) (p pos, idx int32, ok bool) {
 // the meantime only costs a miss.
 func (v *visited) touch(succs []succRec) {
 	var sink uint64
+	if v.fp && v.keepIdx {
+		// A fingerprint found is followed by a read of its index, in
+		// an array of its own: begin that miss too.
+		for i := range succs {
+			h := succs[i].h
+			s := &v.shards[shardOf(h)]
+			sink += s.slots[h&s.mask] + uint64(s.vals[h&s.mask])
+		}
+		v.sink = sink
+		return
+	}
 	for i := range succs {
 		h := succs[i].h
 		s := &v.shards[shardOf(h)]
