@@ -1,15 +1,14 @@
 package batchunmap
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
+	"github.com/protocheck/protocheck/traces/tracetest"
 )
 
 var updateTraces = flag.Bool("update-traces", false, "rewrite the mutations' traces in testdata/batchunmap from bfs's counterexamples")
@@ -82,47 +81,13 @@ func TestMutationTracesKept(t *testing.T) {
 // schedule again gives the same file byte for byte (every parameter
 // included).
 func TestTracesReplayUnchanged(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "batchunmap", "*.trace.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	bugs := 0
 	for _, v := range Protocol.Variants {
 		if v.Expect != model.ExpectOK {
 			bugs++
 		}
 	}
-	if len(paths) != bugs+len(keptMutations) {
+	if paths := tracetest.ReplayUnchanged(t, Protocol, filepath.Join("..", "..", "testdata", "batchunmap")); len(paths) != bugs+len(keptMutations) {
 		t.Fatalf("%d traces in testdata/batchunmap, %d buggy variants and %d mutations kept", len(paths), bugs, len(keptMutations))
-	}
-	for _, path := range paths {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := traces.Decode(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := traces.Replay(Protocol, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := r.Execution.Violation; tr.Violation == nil || v == nil || v.Message != tr.Violation.Message {
-				t.Fatalf("replay gives %v, the trace records %v", v, tr.Violation)
-			}
-			again, err := traces.Record(Protocol, tr.Variant, tr.Params, tr.Schedule)
-			if err != nil {
-				t.Fatal(err)
-			}
-			enc, err := traces.Encode(again)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(enc, data) {
-				t.Errorf("recording the schedule again gives another file:\n%s", enc)
-			}
-		})
 	}
 }

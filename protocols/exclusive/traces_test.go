@@ -1,15 +1,14 @@
 package exclusive
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
+	"github.com/protocheck/protocheck/traces/tracetest"
 )
 
 var updateTraces = flag.Bool("update-traces", false, "rewrite testdata/exclusive's traces from bfs's counterexamples")
@@ -121,46 +120,7 @@ func TestTracesKeptForEveryBug(t *testing.T) {
 // closes, its obligation is pending throughout and the cycle is fair), and
 // recording their schedules again gives the same files byte for byte.
 func TestTracesReplayUnchanged(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "exclusive", "*.trace.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != len(kept) {
+	if paths := tracetest.ReplayUnchanged(t, Protocol, filepath.Join("..", "..", "testdata", "exclusive")); len(paths) != len(kept) {
 		t.Fatalf("%d traces in testdata/exclusive, %d kept", len(paths), len(kept))
-	}
-	for _, path := range paths {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := traces.Decode(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := traces.Replay(Protocol, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := r.Execution.Violation; tr.Violation == nil || v == nil || v.Message != tr.Violation.Message {
-				t.Fatalf("replay gives %v, the trace records %v", v, tr.Violation)
-			}
-			var again *traces.Trace
-			if tr.Cycle > 0 {
-				again, err = traces.RecordProgress(Protocol, tr.Variant, tr.Params, tr.Schedule, tr.Cycle, tr.Violation, tr.Fairness)
-			} else {
-				again, err = traces.Record(Protocol, tr.Variant, tr.Params, tr.Schedule)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			enc, err := traces.Encode(again)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(enc, data) {
-				t.Errorf("recording the schedule again gives another file:\n%s", enc)
-			}
-		})
 	}
 }
