@@ -76,14 +76,16 @@ func (a *armMem) compact(next func(t int) uint32) {
 	// floors[t][w]: the oldest message of w thread t can still read
 	// (^0: none, the thread reads nothing any more); floor[w] their
 	// minimum.
+	// One allocation for the step's scratch: a floor per thread and word,
+	// the minimum, the newest message of each word.
+	buf := make([]uint32, (len(a.th)+2)*words)
 	floors := make([][]uint32, len(a.th))
-	floor := make([]uint32, words)
-	newest := make([]uint32, words)
+	floor, newest := buf[:words], buf[words:2*words]
 	for ts := range a.msgs {
 		newest[a.msgs[ts].addr] = uint32(ts + 1)
 	}
 	for i := range a.th {
-		floors[i] = make([]uint32, words)
+		floors[i] = buf[(i+2)*words : (i+3)*words]
 		lock := uint32(0)
 		if r := a.th[i].rest; r >= restLock {
 			lock = r - restLock + 1

@@ -66,21 +66,22 @@ func (r *run) lock(mu *model.Mutex, name string) bool {
 		if r.labelling() {
 			r.label(r.m.lockWait(r.s, r.t, mu))
 		}
-		if r.m.arm {
-			return r.x.LockWord(r.s.mem, r.m.lockWord(r.s, mu), mu, name)
-		}
-		return r.x.Lock(mu, name)
+		return r.take(mu, name)
 	}
 	r.drain()
-	if r.m.arm {
-		r.x.LockWord(r.s.mem, r.m.lockWord(r.s, mu), mu, name)
-	} else {
-		r.x.Lock(mu, name)
-	}
+	r.take(mu, name)
 	if mu == &r.s.listLock {
 		r.x.Count(mListLock, 1)
 	}
 	return true
+}
+
+// take is Exec.Lock, with the mutex's lock word under ARMv8 (memory=2).
+func (r *run) take(mu *model.Mutex, name string) bool {
+	if r.m.arm {
+		return r.x.LockWord(r.s.mem, r.m.lockWord(r.s, mu), mu, name)
+	}
+	return r.x.Lock(mu, name)
 }
 
 func (r *run) unlock(mu *model.Mutex, name string) {
