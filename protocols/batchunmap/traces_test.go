@@ -40,14 +40,7 @@ func TestUpdateTraces(t *testing.T) {
 		if r.Violation == nil || r.Violation.Property != k.want {
 			t.Fatalf("%s %v: %s, want %s", k.variant, k.params, r, k.want)
 		}
-		_, params, err := Protocol.Instantiate(k.variant, k.params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := traces.Record(Protocol, k.variant, params, r.Schedule)
-		if err == nil {
-			tr, err = traces.Minimize(Protocol, tr)
-		}
+		tr, err := tracetest.Keep(Protocol, k.variant, k.params, r)
 		if err != nil {
 			t.Fatalf("%s: %v", k.file, err)
 		}

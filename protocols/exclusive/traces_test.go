@@ -64,20 +64,8 @@ func TestUpdateTraces(t *testing.T) {
 		t.Skip("rewrites testdata with -update-traces")
 	}
 	for _, k := range kept {
-		m, r := explore(t, k.variant, k.params, explorer.Options{})
-		if r.Violation == nil {
-			t.Fatalf("%s %v: %s", k.variant, k.params, r)
-		}
-		_, params, err := Protocol.Instantiate(k.variant, k.params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tr *traces.Trace
-		if isProgress(m, r.Violation.Property) {
-			tr, err = traces.RecordProgress(Protocol, k.variant, params, r.Schedule, r.Cycle, r.Violation, explorer.FairnessWeak)
-		} else if tr, err = traces.Record(Protocol, k.variant, params, r.Schedule); err == nil {
-			tr, err = traces.Minimize(Protocol, tr)
-		}
+		_, r := explore(t, k.variant, k.params, explorer.Options{})
+		tr, err := tracetest.Keep(Protocol, k.variant, k.params, r)
 		if err != nil {
 			t.Fatalf("%s: %v", k.file, err)
 		}
@@ -86,15 +74,6 @@ func TestUpdateTraces(t *testing.T) {
 		}
 		t.Logf("%s: %s in %d steps (bfs: %d)", k.file, tr.Violation.Property, len(tr.Schedule), len(r.Schedule))
 	}
-}
-
-func isProgress(m model.Machine, property string) bool {
-	for _, p := range m.Properties().Progress {
-		if p.Name == property {
-			return true
-		}
-	}
-	return false
 }
 
 // Every buggy variant has a kept counterexample, of a property it is

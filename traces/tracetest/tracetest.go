@@ -7,10 +7,12 @@ package tracetest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/protocheck/protocheck/explorer"
 	"github.com/protocheck/protocheck/model"
 	"github.com/protocheck/protocheck/traces"
 )
@@ -62,4 +64,28 @@ func Rerecord(p *model.Protocol, tr *traces.Trace) (*traces.Trace, error) {
 		return traces.RecordProgress(p, tr.Variant, tr.Params, tr.Schedule, tr.Cycle, tr.Violation, tr.Fairness)
 	}
 	return traces.Record(p, tr.Variant, tr.Params, tr.Schedule)
+}
+
+// Keep turns r, bfs's counterexample for variant of p at params (those
+// that differ from the defaults), into the trace to keep: a lasso as bfs
+// found it (a progress property's, under r's fairness), a safety
+// violation minimized (traces.Minimize).
+func Keep(p *model.Protocol, variant string, params model.Params, r *explorer.Result) (*traces.Trace, error) {
+	if r.Violation == nil {
+		return nil, fmt.Errorf("%s/%s %v: %s, no counterexample", p.Name, variant, params, r)
+	}
+	m, all, err := p.Instantiate(variant, params)
+	if err != nil {
+		return nil, err
+	}
+	for _, pp := range m.Properties().Progress {
+		if pp.Name == r.Violation.Property {
+			return traces.RecordProgress(p, variant, all, r.Schedule, r.Cycle, r.Violation, r.Fairness)
+		}
+	}
+	tr, err := traces.Record(p, variant, all, r.Schedule)
+	if err != nil {
+		return nil, err
+	}
+	return traces.Minimize(p, tr)
 }
